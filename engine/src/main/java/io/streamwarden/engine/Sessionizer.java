@@ -1,0 +1,30 @@
+package io.streamwarden.engine;
+
+import io.streamwarden.engine.sessions.SessionPlan;
+import io.streamwarden.engine.sessions.SessionProcessor;
+import org.apache.spark.api.java.function.MapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.streaming.TimeMode;
+
+/** Entry point called from Python through py4j. */
+public final class Sessionizer {
+  private Sessionizer() {}
+
+  /**
+   * Sessionizes {@code input} (laid out as {@link EngineInput}) with the plan given as JSON.
+   *
+   * @return rows of {@link EngineOutput#SCHEMA}
+   */
+  public static Dataset<Row> sessionize(Dataset<Row> input, String planJson,
+      long slowKeyThresholdMs) {
+    SessionPlan plan = SessionPlan.fromJson(planJson);
+    return input
+        .groupByKey((MapFunction<Row, String>) r -> r.getString(EngineInput.KEY),
+            Encoders.STRING())
+        .transformWithState(new SessionProcessor(plan, slowKeyThresholdMs),
+            TimeMode.EventTime(), OutputMode.Append(), Encoders.row(EngineOutput.SCHEMA));
+  }
+}

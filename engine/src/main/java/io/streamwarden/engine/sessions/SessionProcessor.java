@@ -1,0 +1,98 @@
+package io.streamwarden.engine.sessions;
+
+import io.streamwarden.engine.EngineInput;
+import io.streamwarden.engine.SlowWorkLog;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.streaming.ExpiredTimerInfo;
+import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.streaming.StatefulProcessor;
+import org.apache.spark.sql.streaming.TTLConfig;
+import org.apache.spark.sql.streaming.TimeMode;
+import org.apache.spark.sql.streaming.TimerValues;
+import org.apache.spark.sql.streaming.ValueState;
+import scala.collection.Iterator;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Adapts {@link SessionLogic} to Spark's transformWithState: one value state per user, one
+ * event-time timer at that state's next deadline, and pass-through of dead letters that
+ * validation produced upstream.
+ */
+public final class SessionProcessor extends StatefulProcessor<String, Row, Row> {
+  private static final long serialVersionUID = 1L;
+  /** Name of the value state, as the state data source shows it. */
+  public static final String STATE_NAME = "user_sessions";
+
+  private final SessionPlan plan;
+  private final long slowKeyThresholdMs;
+  private transient SessionLogic logic;
+  private transient ValueState<UserSessions> state;
+  private transient SlowWorkLog slowLog;
+
+  public SessionProcessor(SessionPlan plan, long slowKeyThresholdMs) {
+    this.plan = plan;
+    this.slowKeyThresholdMs = slowKeyThresholdMs;
+  }
+
+  @Override
+  public void init(OutputMode outputMode, TimeMode timeMode) {
+    logic = new SessionLogic(plan);
+    state = getHandle().getValueState(STATE_NAME, Encoders.bean(UserSessions.class),
+        TTLConfig.NONE());
+    slowLog = new SlowWorkLog("sessionize", slowKeyThresholdMs);
+  }
+
+  @Override
+  public Iterator<Row> handleInputRows(String key, Iterator<Row> rows, TimerValues timers) {
+    if (EngineInput.isControlKey(key)) {
+      return CollectionConverters.asScala(EngineInput.passThrough(rows).iterator());
+    }
+    long startNs = System.nanoTime();
+    List<Event> events = new ArrayList<>();
+    while (rows.hasNext()) {
+      Row r = rows.next();
+      events.add(new Event(r.getLong(EngineInput.TS_MS), r.getLong(EngineInput.PAGE),
+          r.getString(EngineInput.URL), r.getLong(EngineInput.SIZE),
+          r.getString(EngineInput.RAW)));
+    }
+    UserSessions current = state.exists() ? state.get() : new UserSessions();
+    List<Emitted> out = logic.onEvents(key, current, events, timers.getCurrentWatermarkInMs());
+    save(current);
+    slowLog.maybeLog(key, startNs, events.size(), current.getSessions().size());
+    return CollectionConverters.asScala(SessionRows.toRows(out).iterator());
+  }
+
+  @Override
+  public Iterator<Row> handleExpiredTimer(String key, TimerValues timers, ExpiredTimerInfo info) {
+    if (!state.exists()) {
+      return CollectionConverters.asScala(new ArrayList<Row>().iterator());
+    }
+    UserSessions current = state.get();
+    current.setTimerMs(UserSessions.NO_TIMER); // the timer that fired is gone
+    List<Emitted> out = logic.onWatermark(key, current, timers.getCurrentWatermarkInMs());
+    save(current);
+    return CollectionConverters.asScala(SessionRows.toRows(out).iterator());
+  }
+
+  /** Writes the state back, or clears it; keeps exactly one timer at the next deadline. */
+  private void save(UserSessions current) {
+    long next = logic.nextDeadline(current);
+    if (current.getTimerMs() != next) {
+      if (current.getTimerMs() != UserSessions.NO_TIMER) {
+        getHandle().deleteTimer(current.getTimerMs());
+      }
+      if (next != UserSessions.NO_TIMER) {
+        getHandle().registerTimer(next);
+      }
+      current.setTimerMs(next);
+    }
+    if (current.isEmpty()) {
+      state.clear();
+    } else {
+      state.update(current);
+    }
+  }
+}

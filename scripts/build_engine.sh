@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Compiles the Java engine against the jars inside the installed pyspark wheel and packages it
+# into the Python package. Needs only a JDK (javac, jar); skips the work when nothing changed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+python="${PYTHON:-$root/.venv/bin/python}"
+out="$root/src/streamwarden/_engine/streamwarden-engine.jar"
+sources=$(find "$root/engine/src/main/java" -name '*.java' | sort)
+if [ -f "$out" ] && [ -z "$(find "$root/engine/src" -newer "$out" -name '*.java')" ]; then
+  exit 0
+fi
+jars="$("$python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
+classes="$(mktemp -d)"
+trap 'rm -rf "$classes"' EXIT
+javac -nowarn -Xlint:-path --release 17 -d "$classes" -cp "$jars/*" $sources
+jar --create --file "$out" -C "$classes" .
+echo "built $out"

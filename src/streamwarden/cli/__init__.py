@@ -1,0 +1,1 @@
+"""The ``streamwarden`` command line."""

@@ -1,0 +1,68 @@
+"""``streamwarden``: run a pipeline, or the demo.
+
+Errors print one line (``Error: ...``) and exit 2 for config or usage problems, 1 for runtime
+failures; Spark's own log, with any Java trace, goes to a log file named in the message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from streamwarden.errors import StreamwardenError
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="streamwarden", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run a pipeline from its config file")
+    run.add_argument("config", type=Path, help="pipeline config (.toml or .yaml)")
+    run.add_argument(
+        "--once", action="store_true", help="process what is in the source now, then stop"
+    )
+    run.add_argument(
+        "--drain",
+        action="store_true",
+        help="with --once: then close every session (end of a finite input)",
+    )
+    demo = commands.add_parser("demo", help="generate traffic and sessionize it on local Spark")
+    demo.add_argument(
+        "--out",
+        type=Path,
+        default=Path("demo-output"),
+        help="working folder, emptied first (default: demo-output)",
+    )
+    demo.add_argument("--events", type=int, default=60_000)
+    demo.add_argument("--users", type=int, default=1_000)
+    demo.add_argument("--seed", type=int, default=7)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    warnings.filterwarnings("ignore")  # pyspark's pandas-version notices are not for users
+    try:
+        if args.command == "run":
+            from streamwarden.cli.run import run_command
+
+            return run_command(args.config, once=args.once, drain=args.drain)
+        from streamwarden.cli.demo import demo_command
+
+        return demo_command(args.out, events=args.events, users=args.users, seed=args.seed)
+    except StreamwardenError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(
+            "Interrupted; the checkpoint is intact and the next run resumes from it.",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

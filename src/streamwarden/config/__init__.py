@@ -1,0 +1,28 @@
+"""Pipeline configuration: typed models and the loader."""
+
+from streamwarden.config.loader import load_config, parse_config
+from streamwarden.config.model import (
+    CheckpointConfig,
+    FieldNames,
+    PipelineConfig,
+    SessionsConfig,
+    SinkConfig,
+    SinksConfig,
+    SourceConfig,
+    SparkConfig,
+    ValidationConfig,
+)
+
+__all__ = [
+    "CheckpointConfig",
+    "FieldNames",
+    "PipelineConfig",
+    "SessionsConfig",
+    "SinkConfig",
+    "SinksConfig",
+    "SourceConfig",
+    "SparkConfig",
+    "ValidationConfig",
+    "load_config",
+    "parse_config",
+]

@@ -1,0 +1,83 @@
+"""Loads a pipeline config from TOML or YAML and turns every problem into one clear ConfigError."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import tomllib
+import yaml
+from pydantic import ValidationError
+
+from streamwarden.config.model import PipelineConfig
+from streamwarden.errors import ConfigError
+
+__all__ = ["load_config", "parse_config"]
+
+
+def load_config(path: str | Path) -> PipelineConfig:
+    """Reads ``path`` (``.toml``, ``.yaml`` or ``.yml``); relative paths inside it are resolved
+    against the file's folder, so a config works from any working directory."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(
+            f"config file {str(path)!r} does not exist; pass the path to a .toml "
+            "or .yaml pipeline config"
+        )
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix == ".toml":
+            data: Any = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        else:
+            raise ConfigError(f"config file {str(path)!r} must end in .toml, .yaml or .yml")
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(
+            f"config file {str(path)!r} is not valid {path.suffix[1:]}: {exc}"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {str(path)!r} must hold a table of settings at top level")
+    return parse_config(_resolve_paths(data, path.parent.resolve()), origin=str(path))
+
+
+def parse_config(data: dict[str, Any], *, origin: str = "<config>") -> PipelineConfig:
+    """Validates a config given as a dict (as from TOML)."""
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = [_describe(err) for err in exc.errors()]
+        raise ConfigError(
+            f"config {origin!r} is invalid:\n" + "\n".join(f"  - {p}" for p in problems)
+        ) from None
+
+
+def _describe(err: Any) -> str:
+    where = ".".join(str(part) for part in err["loc"]) or "(top level)"
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return f"{where}: unknown setting; remove it or check its spelling"
+    if kind == "missing":
+        return f"{where}: required setting is missing"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message} (got {err.get('input')!r})"
+
+
+_PATH_KEYS = {
+    ("source", "path"),
+    ("checkpoint", "path"),
+    ("sinks", "sessions", "path"),
+    ("sinks", "dead_letters", "path"),
+}
+
+
+def _resolve_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    def walk(node: Any, prefix: tuple[str, ...]) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v, (*prefix, k)) for k, v in node.items()}
+        if prefix in _PATH_KEYS and isinstance(node, str) and not Path(node).is_absolute():
+            return str(base / node)
+        return node
+
+    resolved: dict[str, Any] = walk(data, ())
+    return resolved

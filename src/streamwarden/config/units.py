@@ -1,0 +1,73 @@
+"""Parsing of human-friendly durations ("30m", "1h30m", "500ms") and sizes ("4MB", "64KiB")."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+__all__ = ["format_duration", "parse_duration", "parse_size"]
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)", re.IGNORECASE)
+_DURATION_UNITS = {
+    "ms": timedelta(milliseconds=1),
+    "s": timedelta(seconds=1),
+    "m": timedelta(minutes=1),
+    "min": timedelta(minutes=1),
+    "h": timedelta(hours=1),
+    "d": timedelta(days=1),
+}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b)?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
+
+
+def parse_duration(value: object) -> timedelta:
+    """Reads ``"30m"``, ``"1h 30m"``, ``"250ms"``, a number of seconds, or a timedelta."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as '30m', got {value!r}")
+    if isinstance(value, int | float):
+        return timedelta(seconds=value)
+    if isinstance(value, str):
+        text = value.strip().replace(" ", "")
+        parts = _DURATION_PART.findall(text)
+        if text and "".join(n + u for n, u in parts).lower() == text.lower():
+            return sum((float(n) * _DURATION_UNITS[u.lower()] for n, u in parts), timedelta())
+    raise ValueError(f"expected a duration such as '30m', '1h30m', '45s' or '500ms', got {value!r}")
+
+
+def format_duration(value: timedelta) -> str:
+    """The inverse of :func:`parse_duration` for display: ``timedelta(minutes=90)`` -> '1h30m'."""
+    ms = int(value.total_seconds() * 1000)
+    if ms == 0:
+        return "0s"
+    out = []
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms >= size:
+            out.append(f"{ms // size}{unit}")
+            ms %= size
+    if ms:
+        out.append(f"{ms}ms")
+    return "".join(out)
+
+
+def parse_size(value: object) -> int:
+    """Reads ``"4MB"``, ``"64KiB"``, ``"100b"`` or a plain number of bytes."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        match = _SIZE.match(value)
+        if match:
+            number, unit = match.groups()
+            return int(float(number) * _SIZE_UNITS[(unit or "b").lower()])
+    raise ValueError(f"expected a size such as '4MB', '64KiB' or a number of bytes, got {value!r}")

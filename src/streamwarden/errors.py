@@ -1,0 +1,49 @@
+"""The exceptions streamwarden raises, under one root so callers can catch them all.
+
+Every message names the thing that was wrong, shows the bad value, and says what to do. The CLI
+maps :class:`UsageError` subclasses to exit code 2 and everything else to exit code 1.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "EngineError",
+    "PipelineError",
+    "SourceError",
+    "StateError",
+    "StreamwardenError",
+    "UsageError",
+]
+
+
+class StreamwardenError(Exception):
+    """Root of all streamwarden errors. ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class UsageError(StreamwardenError):
+    """The user asked for something impossible: bad arguments, bad config. Exit code 2."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A config file or config value is invalid."""
+
+
+class SourceError(StreamwardenError):
+    """A source cannot be read (missing landing directory, unreadable files)."""
+
+
+class EngineError(StreamwardenError):
+    """The Java engine is missing or failed; the message says how to rebuild or what failed."""
+
+
+class StateError(StreamwardenError):
+    """A checkpoint or its state cannot be used with this pipeline."""
+
+
+class PipelineError(StreamwardenError):
+    """A streaming query failed while running; details are in the log."""

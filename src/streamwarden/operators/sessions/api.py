@@ -1,0 +1,132 @@
+"""``sessionize``: the public entry point of the session operator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from streamwarden.config.model import FieldNames, ValidationConfig
+from streamwarden.operators.engine_input import engine_input
+from streamwarden.operators.sessions.params import SessionParams
+from streamwarden.spark.jvm import call_engine
+from streamwarden.validation import validate_records
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["DEAD_LETTER_COLUMNS", "SESSION_COLUMNS", "SessionizeResult", "sessionize"]
+
+SESSION_COLUMNS = (
+    "user_id",
+    "session_id",
+    "session_start",
+    "session_end",
+    "page_count",
+    "bytes",
+    "first_url",
+    "last_url",
+    "urls",
+    "revision",
+    "truncated",
+    "merged_session_ids",
+)
+DEAD_LETTER_COLUMNS = ("raw", "reason", "detail", "user_id", "event_time", "ingest_time")
+
+
+@dataclass(frozen=True)
+class SessionizeResult:
+    """The outputs of :func:`sessionize`, all derived from one stateful step.
+
+    ``combined`` carries both kinds of row (column ``kind``); a pipeline writes it from one query
+    so that sessions and dead letters share one checkpoint. ``sessions`` and ``dead_letters`` are
+    views of it for interactive use; starting a query on each would run the operator twice.
+    """
+
+    combined: DataFrame
+
+    @property
+    def sessions(self) -> DataFrame:
+        return session_rows(self.combined)
+
+    @property
+    def dead_letters(self) -> DataFrame:
+        return dead_letter_rows(self.combined)
+
+
+def sessionize(
+    events: DataFrame,
+    params: SessionParams | None = None,
+    *,
+    fields: FieldNames | None = None,
+    validation: ValidationConfig | None = None,
+) -> SessionizeResult:
+    """Groups each user's pageviews into sessions.
+
+    ``events`` is a streaming (or batch) DataFrame with either one string column ``raw`` (or
+    ``value``, as ``spark.readStream.text`` gives) holding a JSON record per row, or typed
+    columns named by ``fields``. Records are validated first; rejects become dead letters with
+    a reason. A session is emitted once the watermark passes its end plus ``gap``, and updated
+    (``revision`` + 1) by late events within ``allowed_lateness``.
+
+    Example::
+
+        result = sessionize(spark.readStream.text("landing/"),
+                            SessionParams(gap=timedelta(minutes=30)))
+        result.combined.writeStream.foreachBatch(...).start()
+    """
+    params = params or SessionParams()
+    fields = fields or FieldNames()
+    validation = validation or ValidationConfig(max_pages=params.max_pages)
+    validated = validate_records(_as_raw(events, fields), fields, validation)
+    spark: SparkSession = events.sparkSession
+    jdf = call_engine(
+        spark,
+        "sessionize",
+        lambda jvm: jvm.io.streamwarden.engine.Sessionizer.sessionize(
+            engine_input(validated, params.max_out_of_orderness)._jdf,
+            params.to_plan_json(),
+            params.slow_key_threshold_ms,
+        ),
+    )
+    return SessionizeResult(DataFrame(jdf, spark))
+
+
+def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:
+    columns = events.columns
+    for name in ("raw", "value"):
+        if name in columns and len(columns) == 1:
+            return events.select(F.col(name).cast("string").alias("raw"))
+    return events.select(F.to_json(F.struct(*[F.col(c) for c in columns])).alias("raw"))
+
+
+def session_rows(combined: DataFrame) -> DataFrame:
+    """The session revisions of an engine output, with times as timestamps."""
+    return combined.where(F.col("kind") == "session").select(
+        "user_id",
+        "session_id",
+        F.timestamp_millis("start_ms").alias("session_start"),
+        F.timestamp_millis("end_ms").alias("session_end"),
+        "page_count",
+        "bytes",
+        "first_url",
+        "last_url",
+        "urls",
+        "revision",
+        "truncated",
+        "merged_session_ids",
+    )
+
+
+def dead_letter_rows(combined: DataFrame) -> DataFrame:
+    """The dead letters of an engine output, stamped with the batch's ingestion time."""
+    return combined.where(F.col("kind") == "dead_letter").select(
+        "raw",
+        "reason",
+        "detail",
+        "user_id",
+        F.timestamp_millis("event_ts_ms").alias("event_time"),
+        F.current_timestamp().alias("ingest_time"),
+    )

@@ -1,0 +1,60 @@
+"""Moves event time forward while the input is idle, so that open sessions still close (L2).
+
+Spark's watermark only advances when data arrives: a quiet input would keep its last sessions,
+and their state, open forever. When no event has arrived for ``idle_timeout`` of processing time,
+the ticker writes a control record whose event time is the last seen maximum event time plus the
+processing time that has passed since. The record is keyed apart from users, touches no state,
+and is not an input record for accounting; it only raises the watermark, so that timers fire.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from streamwarden.validation import TICK_FIELD
+
+__all__ = ["IdleTicker", "write_tick"]
+
+
+@dataclass
+class IdleTicker:
+    """Decides when to tick. Processing time is passed in (``now_ms``), never read here."""
+
+    idle_timeout: timedelta
+    last_input_at_ms: int | None = None
+    max_event_ms: int | None = None
+    last_tick_ms: int | None = None
+
+    def observe(self, now_ms: int, input_rows: int, max_event_ms: int | None) -> None:
+        """Record one batch's progress: its user-input row count and maximum event time."""
+        if self.last_input_at_ms is None or input_rows > 0:
+            self.last_input_at_ms = now_ms
+        if max_event_ms is not None and input_rows > 0:
+            self.max_event_ms = max(self.max_event_ms or max_event_ms, max_event_ms)
+
+    def due_tick(self, now_ms: int) -> int | None:
+        """The event time to tick to, or None if input is not idle (or no event seen yet)."""
+        if self.max_event_ms is None or self.last_input_at_ms is None:
+            return None
+        idle_ms = now_ms - self.last_input_at_ms
+        if idle_ms < self.idle_timeout.total_seconds() * 1000:
+            return None
+        tick = self.max_event_ms + idle_ms
+        if self.last_tick_ms is not None and tick <= self.last_tick_ms:
+            return None
+        self.last_tick_ms = tick
+        return tick
+
+
+def write_tick(ticks_dir: Path, event_time_ms: int) -> Path:
+    """Atomically drops one tick file where the pipeline's tick source reads it."""
+    ticks_dir.mkdir(parents=True, exist_ok=True)
+    final = ticks_dir / f"tick-{event_time_ms:015d}.jsonl"
+    tmp = ticks_dir / f".{final.name}.tmp"
+    tmp.write_text(json.dumps({TICK_FIELD: str(event_time_ms)}) + "\n", encoding="utf-8")
+    os.replace(tmp, final)
+    return final

@@ -1,0 +1,220 @@
+"""Runs a sessions pipeline from its config: once over what is there, or continuously."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from streamwarden.config.model import PipelineConfig
+from streamwarden.errors import PipelineError
+from streamwarden.operators.sessions import SessionParams, sessionize
+from streamwarden.pipeline.batch_writer import BatchStats, SessionBatchWriter
+from streamwarden.pipeline.idle import IdleTicker, write_tick
+from streamwarden.sinks import ParquetBatchSink
+from streamwarden.sources.files import read_landing, read_ticks
+from streamwarden.spark.jvm import java_message
+from streamwarden.spark.session import build_spark_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+
+__all__ = ["Pipeline", "RunResult", "ticks_dir"]
+
+ProgressCallback = Callable[[dict[str, Any], "BatchStats | None"], None]
+
+
+def ticks_dir(config: PipelineConfig) -> Path:
+    """Where the idle ticker writes; inside the checkpoint, which owns what the ticks did."""
+    return config.checkpoint.path / "streamwarden" / "ticks"
+
+
+@dataclass
+class RunResult:
+    """What a run did, batch by batch."""
+
+    progress: list[dict[str, Any]] = field(default_factory=list)
+    batches: list[BatchStats] = field(default_factory=list)
+
+
+class Pipeline:
+    """A configured sessions pipeline. ``spark`` may be given, e.g. by tests sharing a session."""
+
+    def __init__(self, config: PipelineConfig, spark: SparkSession | None = None) -> None:
+        self.config = config
+        self._spark = spark
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            s = self.config.spark
+            self._spark = build_spark_session(
+                app_name=f"streamwarden-{self.config.name}",
+                master=s.master,
+                shuffle_partitions=s.shuffle_partitions,
+                extra_conf=s.conf,
+            )
+        return self._spark
+
+    def start(
+        self, *, once: bool, on_batch: Callable[[BatchStats], None] | None = None
+    ) -> StreamingQuery:
+        """Builds and starts the streaming query."""
+        cfg = self.config
+        raw = read_landing(self.spark, cfg.source).unionByName(
+            read_ticks(self.spark, ticks_dir(cfg))
+        )
+        result = sessionize(
+            raw,
+            SessionParams.from_config(cfg.sessions, cfg.validation),
+            fields=cfg.fields,
+            validation=cfg.validation,
+        )
+        writer = SessionBatchWriter(
+            ParquetBatchSink("sessions", cfg.sinks.sessions.path),
+            ParquetBatchSink("dead_letters", cfg.sinks.dead_letters.path),
+            on_batch,
+        )
+        stream = (
+            result.combined.writeStream.queryName(cfg.name)
+            .foreachBatch(writer)
+            .option("checkpointLocation", str(cfg.checkpoint.path))
+        )
+        if once:
+            stream = stream.trigger(availableNow=True)
+        else:
+            seconds = cfg.spark.trigger_interval.total_seconds()
+            stream = stream.trigger(processingTime=f"{int(seconds * 1000)} milliseconds")
+        try:
+            return stream.start()
+        except Exception as exc:
+            raise PipelineError(
+                f"pipeline {cfg.name!r} could not start: {java_message(exc)}"
+            ) from None
+
+    def run(
+        self,
+        *,
+        once: bool,
+        on_progress: ProgressCallback | None = None,
+        poll_seconds: float = 0.5,
+        now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        drain: bool = False,
+    ) -> RunResult:
+        """Runs until done (``once``) or until interrupted, reporting each batch.
+
+        In continuous mode the idle ticker advances event time when input goes quiet. With
+        ``drain`` (only with ``once``), event time is then moved past every deadline so that all
+        sessions close and all state is freed: the end of a finite input. Events that arrive
+        after a drain are judged against the moved watermark (usually ``too_late``).
+        """
+        result = self._run(
+            once=once, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
+        )
+        if drain and once:
+            write_tick(ticks_dir(self.config), self._drain_tick(result))
+            more = self._run(
+                once=True, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
+            )
+            result.progress += more.progress
+            result.batches += more.batches
+        return result
+
+    def _drain_tick(self, result: RunResult) -> int:
+        """An event time past every deadline of every state the pipeline may hold."""
+        s = self.config.sessions
+        horizon_ms = (
+            int((s.gap + s.allowed_lateness + s.max_out_of_orderness).total_seconds() * 1000) + 1
+        )
+        seen = [m for p in result.progress if (m := max_event_ms(p)) is not None]
+        latest = max([*seen, checkpoint_watermark_ms(self.config.checkpoint.path)])
+        return latest + horizon_ms
+
+    def _run(
+        self,
+        *,
+        once: bool,
+        on_progress: ProgressCallback | None,
+        poll_seconds: float,
+        now_ms: Callable[[], int],
+    ) -> RunResult:
+        result = RunResult()
+        pending: dict[int, BatchStats] = {}
+        query = self.start(once=once, on_batch=lambda s: pending.__setitem__(s.batch_id, s))
+        ticker = None
+        if not once and self.config.sessions.idle_timeout is not None:
+            ticker = IdleTicker(self.config.sessions.idle_timeout)
+        seen = -1
+        try:
+            while True:
+                finished = _await(query, poll_seconds)
+                for progress in query.recentProgress:
+                    if progress["batchId"] <= seen:
+                        continue
+                    seen = progress["batchId"]
+                    stats = pending.pop(seen, None)
+                    result.progress.append(progress)
+                    if stats is not None:
+                        result.batches.append(stats)
+                    if on_progress is not None:
+                        on_progress(progress, stats)
+                    if ticker is not None:
+                        ticker.observe(
+                            now_ms(), user_input_rows(progress, self.config), max_event_ms(progress)
+                        )
+                if ticker is not None and (tick := ticker.due_tick(now_ms())) is not None:
+                    write_tick(ticks_dir(self.config), tick)
+                if finished:
+                    break
+        except KeyboardInterrupt:
+            query.stop()
+        exc = query.exception()
+        if exc is not None:
+            raise PipelineError(
+                f"pipeline {self.config.name!r} failed: {java_message(exc)}; the full trace is "
+                "in the Spark log. Fix the cause and run again: it resumes from the checkpoint"
+            )
+        return result
+
+
+def _await(query: StreamingQuery, seconds: float) -> bool:
+    """True once the query has ended, whether it finished or failed (checked by the caller)."""
+    from pyspark.errors import StreamingQueryException
+
+    try:
+        return bool(query.awaitTermination(seconds))  # type: ignore[arg-type]
+    except StreamingQueryException:
+        return True
+
+
+def user_input_rows(progress: dict[str, Any], config: PipelineConfig) -> int:
+    """Input rows of a batch that came from the landing source, not from idle ticks."""
+    tick_path = str(ticks_dir(config))
+    return sum(
+        int(s.get("numInputRows", 0))
+        for s in progress.get("sources", [])
+        if tick_path not in str(s.get("description", ""))
+    )
+
+
+def max_event_ms(progress: dict[str, Any]) -> int | None:
+    """The largest event time a batch saw, in epoch milliseconds."""
+    text = progress.get("eventTime", {}).get("max")
+    if not text:
+        return None
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def checkpoint_watermark_ms(checkpoint: Path) -> int:
+    """The watermark recorded with the checkpoint's latest planned batch (0 if none)."""
+    offsets = checkpoint / "offsets"
+    batches = [int(p.name) for p in offsets.glob("[0-9]*") if p.name.isdigit()]
+    if not batches:
+        return 0
+    lines = (offsets / str(max(batches))).read_text(encoding="utf-8").splitlines()
+    return int(json.loads(lines[1]).get("batchWatermarkMs", 0))

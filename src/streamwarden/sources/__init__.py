@@ -1,0 +1,1 @@
+"""Sources: landing directories of files, the idle ticker, and the traffic generator."""

@@ -1,0 +1,224 @@
+"""A deterministic pageview traffic generator for the demo, the tests and the benchmarks.
+
+Users alternate sessions (a geometric number of pages, ``think_time`` apart on average) with
+idle periods longer than the session gap, so the true sessions are known by construction. Some
+records arrive out of order, late, too late, or malformed, in chosen fractions. The same spec and
+seed always give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from streamwarden.errors import UsageError
+from streamwarden.validation.reasons import Reason
+
+__all__ = ["TrafficSpec", "TrafficSummary", "generate_traffic"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: Malformed record shapes, each with the reason validation must give it.
+_MALFORMED: tuple[tuple[str, Reason], ...] = (
+    ('{"user_id": "{u}", "ts": {ts}, "page_number": 1, "url": "/p/1"', Reason.MALFORMED_JSON),
+    ('{"ts": {ts}, "page_number": 1, "url": "/p/1"}', Reason.MISSING_FIELD),
+    ('{"user_id": "{u}", "ts": {ts}, "page_number": "first", "url": "/p/1"}', Reason.WRONG_TYPE),
+    (
+        '{"user_id": "{u}", "ts": "yesterday", "page_number": 1, "url": "/p/1"}',
+        Reason.INVALID_TIMESTAMP,
+    ),
+    (
+        '{"user_id": "{u}", "ts": {ts}, "page_number": 999, "url": "/p/999"}',
+        Reason.PAGE_NUMBER_OVER_MAX,
+    ),
+    ('{"user_id": "", "ts": {ts}, "page_number": 1, "url": "/p/1"}', Reason.INVALID_USER_ID),
+)
+
+
+@dataclass(frozen=True)
+class TrafficSpec:
+    """What traffic to generate. Times are simulated event time, not wall-clock time."""
+
+    users: int = 1000
+    events: int = 20_000
+    rate_per_second: float = 5.0
+    pages_per_session: float = 8.0
+    think_time: timedelta = timedelta(minutes=1)
+    gap: timedelta = timedelta(minutes=30)
+    start: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+    disorder: timedelta = timedelta(seconds=20)
+    late_fraction: float = 0.0
+    late_delay: tuple[timedelta, timedelta] = (timedelta(minutes=2), timedelta(minutes=8))
+    too_late_fraction: float = 0.0
+    too_late_delay: timedelta = timedelta(hours=6)
+    malformed_fraction: float = 0.0
+    sessions_per_user: int | None = None
+    ts_format: str = "mixed"
+    events_per_file: int = 5000
+    seed: int = 7
+
+    def __post_init__(self) -> None:
+        if self.users < 1 or self.events < 1 or self.events_per_file < 1:
+            raise UsageError("users, events and events_per_file must be >= 1")
+        if self.think_time * 3 >= self.gap:
+            raise UsageError(
+                f"think_time {self.think_time} must be well under gap {self.gap} (a third at "
+                "most), or generated sessions would split at random"
+            )
+        if self.ts_format not in ("mixed", "iso", "millis"):
+            raise UsageError(
+                f"ts_format must be 'mixed', 'iso' or 'millis', got {self.ts_format!r}"
+            )
+        for name in ("late_fraction", "too_late_fraction", "malformed_fraction"):
+            if not 0.0 <= getattr(self, name) < 0.5:
+                raise UsageError(f"{name} must be in [0, 0.5), got {getattr(self, name)!r}")
+
+    @property
+    def mean_idle(self) -> timedelta:
+        """Idle time between one user's sessions that yields ``rate_per_second`` overall."""
+        per_user_cycle = self.users * self.pages_per_session / self.rate_per_second
+        idle = timedelta(seconds=per_user_cycle) - self.think_time * self.pages_per_session
+        if idle <= self.gap:
+            raise UsageError(
+                f"rate_per_second {self.rate_per_second} is too high for {self.users} users: "
+                f"each would have to start a session within the gap; lower the rate or add users"
+            )
+        return idle
+
+
+@dataclass
+class TrafficSummary:
+    """What was generated: the numbers the accounting checks compare against."""
+
+    records: int = 0
+    events: int = 0
+    malformed: Counter[str] = field(default_factory=Counter)
+    late: int = 0
+    too_late: int = 0
+    distinct_users: int = 0
+    files: list[Path] = field(default_factory=list)
+    first_event: datetime | None = None
+    last_event: datetime | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "records": self.records,
+            "events": self.events,
+            "malformed": dict(self.malformed),
+            "late": self.late,
+            "too_late": self.too_late,
+            "distinct_users": self.distinct_users,
+            "files": len(self.files),
+            "first_event": self.first_event.isoformat() if self.first_event else None,
+            "last_event": self.last_event.isoformat() if self.last_event else None,
+        }
+
+
+def generate_traffic(
+    spec: TrafficSpec, landing: Path, *, file_prefix: str = "events"
+) -> TrafficSummary:
+    """Writes ``spec.events`` records into ``landing`` as JSON-lines files.
+
+    Files appear atomically (written under a dot-name, then renamed) with strictly increasing
+    modification times, so Spark's file source takes them in order.
+    """
+    rng = random.Random(spec.seed)
+    events = _simulate(spec, rng)
+    arrivals = _arrivals(spec, rng, events)
+    summary = TrafficSummary(distinct_users=len({e[1] for e in events}))
+    summary.first_event = _EPOCH + timedelta(milliseconds=min(e[0] for e in events))
+    summary.last_event = _EPOCH + timedelta(milliseconds=max(e[0] for e in events))
+    lines: list[str] = []
+    for _, kind, (ts, user, page) in arrivals:
+        if rng.random() < spec.malformed_fraction:
+            template, reason = _MALFORMED[rng.randrange(len(_MALFORMED))]
+            lines.append(template.replace("{u}", user).replace("{ts}", str(ts)))
+            summary.malformed[reason.value] += 1
+            continue
+        lines.append(_event_line(spec, rng, ts, user, page))
+        summary.events += 1
+        summary.late += kind == "late"
+        summary.too_late += kind == "too_late"
+    summary.records = len(lines)
+    landing.mkdir(parents=True, exist_ok=True)
+    base_mtime = max((p.stat().st_mtime for p in landing.iterdir()), default=1_700_000_000.0)
+    for i in range(0, len(lines), spec.events_per_file):
+        name = f"{file_prefix}-{i // spec.events_per_file:06d}.jsonl"
+        tmp = landing / f".{name}.tmp"
+        tmp.write_text("\n".join(lines[i : i + spec.events_per_file]) + "\n", encoding="utf-8")
+        mtime = base_mtime + 1 + i // spec.events_per_file
+        os.utime(tmp, (mtime, mtime))
+        tmp.rename(landing / name)
+        summary.files.append(landing / name)
+    return summary
+
+
+def _simulate(spec: TrafficSpec, rng: random.Random) -> list[tuple[int, str, int]]:
+    """(ts_ms, user_id, page_number) for every event, in event-time order."""
+    start_ms = int((spec.start - _EPOCH).total_seconds() * 1000)
+    gap_ms = int(spec.gap.total_seconds() * 1000)
+    think_ms = spec.think_time.total_seconds() * 1000
+    extra_idle_ms = (spec.mean_idle - spec.gap).total_seconds() * 1000
+    p_end = 1.0 / spec.pages_per_session
+    # heap of (next_ts, slot, user_id, page, sessions_done)
+    heap = [
+        (start_ms + int(rng.random() * extra_idle_ms), slot, f"u{slot:07d}", 1, 0)
+        for slot in range(spec.users)
+    ]
+    heapq.heapify(heap)
+    next_user = spec.users
+    out: list[tuple[int, str, int]] = []
+    while len(out) < spec.events:
+        ts, slot, user, page, done = heapq.heappop(heap)
+        out.append((ts, user, page))
+        if page < 250 and rng.random() >= p_end:
+            step = min(int(rng.expovariate(1.0 / think_ms)) + 1, gap_ms // 3)
+            heapq.heappush(heap, (ts + step, slot, user, page + 1, done))
+            continue
+        done += 1
+        if spec.sessions_per_user is not None and done >= spec.sessions_per_user:
+            user, done = f"u{next_user:07d}", 0
+            next_user += 1
+        idle = gap_ms + 1000 + int(rng.expovariate(1.0 / extra_idle_ms))
+        heapq.heappush(heap, (ts + idle, slot, user, 1, done))
+    return out
+
+
+def _arrivals(
+    spec: TrafficSpec, rng: random.Random, events: list[tuple[int, str, int]]
+) -> list[tuple[float, str, tuple[int, str, int]]]:
+    """Events in arrival order: mostly by time with some disorder, a few late or too late."""
+    disorder_ms = spec.disorder.total_seconds() * 1000
+    late_lo, late_hi = (d.total_seconds() * 1000 for d in spec.late_delay)
+    too_late_ms = spec.too_late_delay.total_seconds() * 1000
+    horizon = events[-1][0] - 2 * too_late_ms  # a too-late event must arrive before the end
+    arrivals = []
+    for event in events:
+        roll = rng.random()
+        if roll < spec.too_late_fraction:
+            if event[0] < horizon:
+                arrivals.append((event[0] + too_late_ms, "too_late", event))
+            else:
+                arrivals.append((float(event[0]), "on_time", event))
+        elif roll < spec.too_late_fraction + spec.late_fraction:
+            arrivals.append((event[0] + rng.uniform(late_lo, late_hi), "late", event))
+        else:
+            arrivals.append((event[0] + rng.random() * disorder_ms, "on_time", event))
+    arrivals.sort(key=lambda a: a[0])
+    return arrivals
+
+
+def _event_line(spec: TrafficSpec, rng: random.Random, ts: int, user: str, page: int) -> str:
+    iso = spec.ts_format == "iso" or (spec.ts_format == "mixed" and rng.random() < 0.5)
+    ts_text = json.dumps(_iso(ts)) if iso else str(ts)
+    return f'{{"user_id": "{user}", "ts": {ts_text}, "page_number": {page}, "url": "/p/{page}"}}'
+
+
+def _iso(ts_ms: int) -> str:
+    moment = _EPOCH + timedelta(milliseconds=ts_ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts_ms % 1000:03d}Z"
