@@ -49,6 +49,7 @@ def engine_input(validated: DataFrame, max_out_of_orderness: timedelta) -> DataF
         F.col("raw"),
         F.col("reason"),
         F.col("detail"),
+        F.col("user_id"),
         F.timestamp_millis(F.when(rejected, F.lit(None)).otherwise(F.col("ts_ms"))).alias(
             "_event_time"
         ),

@@ -22,6 +22,8 @@ public final class EngineInput {
   public static final int RAW = 6;
   public static final int REASON = 7;
   public static final int DETAIL = 8;
+  /** The parsed user id of a rejected record, when it had one. */
+  public static final int USER = 9;
 
   public static final int KIND_EVENT = 0;
   public static final int KIND_REJECTED = 1;
@@ -39,7 +41,7 @@ public final class EngineInput {
     while (rows.hasNext()) {
       Row r = rows.next();
       if (r.getInt(KIND) == KIND_REJECTED) {
-        out.add(EngineOutput.deadLetter(null, r.isNullAt(TS_MS) ? null : r.getLong(TS_MS),
+        out.add(EngineOutput.deadLetter(r.getString(USER), r.isNullAt(TS_MS) ? null : r.getLong(TS_MS),
             r.getString(RAW), r.getString(REASON), r.getString(DETAIL)));
       }
     }

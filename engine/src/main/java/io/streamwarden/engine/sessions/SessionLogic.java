@@ -53,12 +53,30 @@ public final class SessionLogic {
       String userId, UserSessions state, List<Event> events, long watermarkMs) {
     List<Emitted> out = new ArrayList<>();
     Map<SessionAgg, Boolean> updatedAfterEmission = new IdentityHashMap<>();
+    expire(userId, state, watermarkMs, out);
     events.sort(EVENT_ORDER);
     for (Event e : events) {
       apply(userId, state, e, watermarkMs, out, updatedAfterEmission);
     }
     closeDue(userId, state, watermarkMs, out, updatedAfterEmission);
     return out;
+  }
+
+  /**
+   * Forgets sessions whose lateness horizon has passed (emitting any never emitted), before a
+   * batch's events are applied. Spark runs a key's input rows before its due timers, so without
+   * this an event could join a session that is already past its deadline.
+   */
+  private void expire(String userId, UserSessions state, long watermarkMs, List<Emitted> out) {
+    List<SessionAgg> kept = new ArrayList<>(state.getSessions().size());
+    for (SessionAgg s : state.getSessions()) {
+      if (s.getEndMs() + plan.gapMs + plan.allowedLatenessMs > watermarkMs) {
+        kept.add(s);
+      } else if (!s.isClosed()) {
+        emit(userId, s, out);
+      }
+    }
+    state.setSessions(kept);
   }
 
   /** Emits and frees whatever the watermark has made due; called from the event-time timer. */

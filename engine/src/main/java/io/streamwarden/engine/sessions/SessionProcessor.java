@@ -89,7 +89,7 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
       }
       current.setTimerMs(next);
     }
-    if (current.isEmpty()) {
+    if (current.holdsNothing()) {
       state.clear();
     } else {
       state.update(current);

@@ -23,7 +23,7 @@ public final class UserSessions implements Serializable {
   public long getTimerMs() { return timerMs; }
   public void setTimerMs(long v) { timerMs = v; }
 
-  public boolean isEmpty() {
+  public boolean holdsNothing() {
     return sessions.isEmpty();
   }
 }

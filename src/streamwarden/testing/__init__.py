@@ -1,0 +1,5 @@
+"""Test harnesses for streamwarden operators, usable in users' own test suites too."""
+
+from streamwarden.testing.session_tester import SessionTester
+
+__all__ = ["SessionTester"]

@@ -1,0 +1,100 @@
+"""``SessionTester``: the session rules without a Spark cluster, in the spirit of ``TwsTester``.
+
+It drives the very ``SessionLogic`` class the Spark operator runs (no Python copy of the rules)
+in a small JVM started through py4j, with Spark's micro-batch order: each key's rows first, then
+the timers the watermark has passed. Times are timezone-aware datetimes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from streamwarden.operators.sessions.params import SessionParams
+from streamwarden.spark.engine_jar import engine_jar_path
+
+__all__ = ["PageView", "SessionTester"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_GATEWAY: Any = None
+
+
+def to_ms(moment: datetime) -> int:
+    """Epoch milliseconds of a timezone-aware datetime."""
+    if moment.tzinfo is None:
+        raise ValueError(f"times must be timezone-aware, got naive {moment!r}")
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+@dataclass(frozen=True)
+class PageView:
+    """One event for the tester: user, event time, and optional page, url and size."""
+
+    user: str
+    at: datetime
+    page: int = 1
+    url: str = "/"
+    size: int = 50
+    raw: str = field(default="")
+
+
+class SessionTester:
+    """Feeds micro-batches to the session logic and shows what it emits and keeps."""
+
+    def __init__(self, params: SessionParams) -> None:
+        self.params = params
+        self._harness = _gateway().jvm.io.streamwarden.engine.testing.SessionHarness(
+            params.to_plan_json()
+        )
+
+    def run_batch(self, events: list[PageView], watermark: datetime) -> list[dict[str, Any]]:
+        """One micro-batch whose watermark (for eviction) is ``watermark``."""
+        payload = json.dumps(
+            [
+                {
+                    "key": e.user,
+                    "ts_ms": to_ms(e.at),
+                    "page": e.page,
+                    "url": e.url,
+                    "size": e.size,
+                    "raw": e.raw or f"{e.user}@{to_ms(e.at)}",
+                }
+                for e in events
+            ]
+        )
+        emitted: list[dict[str, Any]] = json.loads(
+            self._harness.runBatch(payload, to_ms(watermark))
+        )
+        return emitted
+
+    def advance_watermark(self, watermark: datetime) -> list[dict[str, Any]]:
+        """A micro-batch without input: only timers fire."""
+        return self.run_batch([], watermark)
+
+    def peek_state(self, user: str) -> dict[str, Any] | None:
+        """The state one user holds, or None if it holds none."""
+        text = self._harness.peek(user)
+        return None if text is None else dict(json.loads(text))
+
+    @property
+    def state_rows(self) -> int:
+        """Number of users holding state (the operator's state rows in Spark)."""
+        return int(self._harness.stateRows())
+
+
+def _gateway() -> Any:
+    """One JVM per Python process holding the engine jar and the Jackson jars it needs."""
+    global _GATEWAY
+    if _GATEWAY is None:
+        import pyspark
+        from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
+
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+        jackson = [os.path.join(jars, j) for j in os.listdir(jars) if j.startswith("jackson-")]
+        classpath = os.pathsep.join([str(engine_jar_path()), *jackson])
+        port = launch_gateway(classpath=classpath, die_on_exit=True, javaopts=["-Xmx512m"])
+        _GATEWAY = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_convert=True))
+    return _GATEWAY

@@ -1,0 +1,31 @@
+"""Shared fixtures: one local SparkSession for the whole test session, fast scratch folders."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from streamwarden.spark.session import build_spark_session
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    session = build_spark_session(
+        app_name="streamwarden-tests",
+        shuffle_partitions=2,
+        extra_conf={"spark.ui.enabled": "false", "spark.sql.streaming.minBatchesToRetain": "20"},
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def workdir() -> Iterator[Path]:
+    """A scratch folder in memory where available: checkpoints fsync a lot, tmpfs is cheap."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="streamwarden-", dir=base) as path:
+        yield Path(path)

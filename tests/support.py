@@ -1,0 +1,58 @@
+"""Helpers shared by tests: landing files with explicit order, configs, output readers."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from streamwarden.config import PipelineConfig, parse_config
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+T0_MS = 1767225600000
+
+
+def minutes(m: float) -> int:
+    """Epoch milliseconds of T0 + ``m`` minutes."""
+    return T0_MS + int(timedelta(minutes=m).total_seconds() * 1000)
+
+
+def pageview(user: str, at_minutes: float, page: int = 1, url: str | None = None) -> str:
+    return json.dumps(
+        {
+            "user_id": user,
+            "ts": minutes(at_minutes),
+            "page_number": page,
+            "url": url or f"/p/{page}",
+        }
+    )
+
+
+def write_batches(landing: Path, batches: list[list[str]], *, first_index: int = 0) -> None:
+    """One file per batch, with strictly increasing modification times so that a stream with
+    ``max_files_per_trigger = 1`` takes exactly one file per micro-batch, in this order."""
+    landing.mkdir(parents=True, exist_ok=True)
+    for i, lines in enumerate(batches, start=first_index):
+        path = landing / f"batch-{i:04d}.jsonl"
+        tmp = landing / f".{path.name}.tmp"
+        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        os.utime(tmp, (1_700_000_000 + i, 1_700_000_000 + i))
+        tmp.rename(path)
+
+
+def pipeline_config(root: Path, **sections: Any) -> PipelineConfig:
+    """A pipeline over ``root/landing`` writing under ``root``; ``sections`` override parts."""
+    data: dict[str, Any] = {
+        "source": {"path": str(root / "landing"), "max_files_per_trigger": 1},
+        "sinks": {
+            "sessions": {"path": str(root / "sessions")},
+            "dead_letters": {"path": str(root / "dead_letters")},
+        },
+        "checkpoint": {"path": str(root / "checkpoint")},
+        "spark": {"shuffle_partitions": 2},
+    }
+    for key, value in sections.items():
+        data[key] = {**data.get(key, {}), **value}
+    return parse_config(data, origin="test")
