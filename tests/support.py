@@ -54,5 +54,5 @@ def pipeline_config(root: Path, **sections: Any) -> PipelineConfig:
         "spark": {"shuffle_partitions": 2},
     }
     for key, value in sections.items():
-        data[key] = {**data.get(key, {}), **value}
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
     return parse_config(data, origin="test")

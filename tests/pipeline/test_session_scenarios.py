@@ -7,6 +7,7 @@ Settings: gap 30m, allowed lateness 45m, max 3 pages, 500 bytes per session.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,17 +18,19 @@ from tests.support import minutes, pageview, pipeline_config, write_batches
 
 BIG_URL = "/" + "x" * 300
 
+T1 = minutes(1)
 MALFORMED = {
     "malformed_json": '{"user_id": "m1", "ts": 1',
-    "missing_field": '{"ts": %d, "page_number": 1}' % minutes(1),
-    "wrong_type": '{"user_id": "m3", "ts": %d, "page_number": "one"}' % minutes(1),
-    "invalid_timestamp": '{"user_id": "m4", "ts": "01/01/2026", "page_number": 1}',
-    "invalid_user_id": '{"user_id": "", "ts": %d, "page_number": 1}' % minutes(1),
-    "page_number_out_of_range": '{"user_id": "m6", "ts": %d, "page_number": 0}' % minutes(1),
-    "page_number_over_max": '{"user_id": "m7", "ts": %d, "page_number": 4}' % minutes(1),
-    "timestamp_in_future": '{"user_id": "m8", "ts": 4102444800000, "page_number": 1}',
-    "record_too_large": '{"user_id": "m9", "ts": %d, "page_number": 1, "url": "%s"}'
-    % (minutes(1), "y" * 1200),
+    "missing_field": json.dumps({"ts": T1, "page_number": 1}),
+    "wrong_type": json.dumps({"user_id": "m3", "ts": T1, "page_number": "one"}),
+    "invalid_timestamp": json.dumps({"user_id": "m4", "ts": "01/01/2026", "page_number": 1}),
+    "invalid_user_id": json.dumps({"user_id": "", "ts": T1, "page_number": 1}),
+    "page_number_out_of_range": json.dumps({"user_id": "m6", "ts": T1, "page_number": 0}),
+    "page_number_over_max": json.dumps({"user_id": "m7", "ts": T1, "page_number": 4}),
+    "timestamp_in_future": json.dumps({"user_id": "m8", "ts": 4102444800000, "page_number": 1}),
+    "record_too_large": json.dumps(
+        {"user_id": "m9", "ts": T1, "page_number": 1, "url": "y" * 1200}
+    ),
 }
 
 BATCHES = [

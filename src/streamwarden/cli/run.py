@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamwarden.cli.console import ProgressPrinter
 from streamwarden.config import load_config
-from streamwarden.errors import UsageError
+from streamwarden.errors import SourceError, UsageError
 from streamwarden.pipeline import Pipeline
 from streamwarden.spark.logs import file_logging_conf
 from streamwarden.spark.session import build_spark_session
@@ -18,6 +18,11 @@ def run_command(config_path: Path, *, once: bool, drain: bool) -> int:
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
     config = load_config(config_path)
+    if not config.source.path.is_dir():
+        raise SourceError(
+            f"landing directory {str(config.source.path)!r} does not exist; create it or fix "
+            f"source.path in {str(config_path)!r}"
+        )
     log_file = config.checkpoint.path.parent / f"{config.name}.log"
     spark = build_spark_session(
         app_name=f"streamwarden-{config.name}",

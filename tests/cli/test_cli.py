@@ -1,0 +1,38 @@
+"""The command line: one clear line per error, exit 2 for usage, 1 for runtime."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamwarden.cli.main import main
+from tests.config.test_loader import MINIMAL
+
+
+def test_a_bad_config_exits_2_with_one_error_line(tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL + '[sessions]\ngap = "-5m"\n')
+    assert main(["run", str(path), "--once"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Error: config")
+    assert "sessions.gap" in err and "at org.apache" not in err
+
+
+def test_drain_without_once_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL)
+    assert main(["run", str(path), "--drain"]) == 2
+    assert "--drain only works with --once" in capsys.readouterr().err
+
+
+def test_a_missing_landing_directory_is_a_runtime_error_naming_it(tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL)
+    assert main(["run", str(path), "--once"]) == 1
+    err = capsys.readouterr().err
+    assert "landing directory" in err and str(tmp_path / "landing") in err
+
+
+def test_an_unknown_command_exits_2():
+    with pytest.raises(SystemExit) as caught:
+        main(["bogus"])
+    assert caught.value.code == 2

@@ -1,0 +1,98 @@
+"""Config files are validated at load time with messages that say what to fix."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from streamwarden.config import load_config
+from streamwarden.errors import ConfigError
+
+MINIMAL = """
+[source]
+path = "landing"
+[sinks.sessions]
+path = "out/sessions"
+[sinks.dead_letters]
+path = "out/dead"
+[checkpoint]
+path = "out/checkpoint"
+"""
+
+
+def write(tmp_path, text, name="pipeline.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_minimal_config_gets_the_documented_defaults(tmp_path):
+    config = load_config(write(tmp_path, MINIMAL))
+    assert config.sessions.gap == timedelta(minutes=30)
+    assert config.sessions.allowed_lateness == timedelta(0)
+    assert config.validation.max_pages == 300
+    assert config.sessions.max_session_bytes == 4_000_000
+
+
+def test_relative_paths_are_resolved_against_the_config_folder(tmp_path):
+    config = load_config(write(tmp_path, MINIMAL))
+    assert config.source.path == tmp_path / "landing"
+    assert config.checkpoint.path == tmp_path / "out" / "checkpoint"
+
+
+def test_durations_and_sizes_are_read_in_human_units(tmp_path):
+    text = (
+        MINIMAL
+        + '[sessions]\ngap = "1h30m"\nallowed_lateness = "90s"\nmax_session_bytes = "2MiB"\n'
+    )
+    config = load_config(write(tmp_path, text))
+    assert config.sessions.gap == timedelta(minutes=90)
+    assert config.sessions.allowed_lateness == timedelta(seconds=90)
+    assert config.sessions.max_session_bytes == 2 * 1024 * 1024
+
+
+def test_yaml_configs_are_accepted(tmp_path):
+    text = (
+        "source: {path: landing}\n"
+        "sinks: {sessions: {path: s}, dead_letters: {path: d}}\n"
+        "checkpoint: {path: c}\nsessions: {gap: 10m}\n"
+    )
+    assert load_config(write(tmp_path, text, "p.yaml")).sessions.gap == timedelta(minutes=10)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ('[sessions]\ngapp = "30m"\n', "sessions.gapp: unknown setting"),
+        ('[sessions]\ngap = "0s"\n', "sessions.gap must be > 0"),
+        ('[sessions]\ngap = "soon"\n', "expected a duration such as '30m'"),
+        ("[spark]\nshuffle_partitions = 0\n", "spark.shuffle_partitions"),
+        ('[validation]\nmax_pages = "many"\n', "validation.max_pages"),
+    ],
+)
+def test_bad_settings_are_rejected_naming_the_setting(tmp_path, extra, expected):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, MINIMAL + extra))
+    assert expected in str(caught.value)
+
+
+def test_an_unsupported_source_format_is_rejected(tmp_path):
+    text = MINIMAL.replace('path = "landing"', 'path = "landing"\nformat = "csv"')
+    with pytest.raises(ConfigError, match=r"source\.format"):
+        load_config(write(tmp_path, text))
+
+
+def test_a_missing_section_is_reported_as_required(tmp_path):
+    with pytest.raises(ConfigError, match="checkpoint: required setting is missing"):
+        load_config(write(tmp_path, MINIMAL.replace('[checkpoint]\npath = "out/checkpoint"\n', "")))
+
+
+def test_a_missing_file_says_which_file(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_invalid_toml_is_reported_with_the_parser_message(tmp_path):
+    with pytest.raises(ConfigError, match="is not valid toml"):
+        load_config(write(tmp_path, "[source\npath=1"))

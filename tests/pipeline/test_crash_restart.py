@@ -1,0 +1,96 @@
+"""A pipeline killed with SIGKILL mid-run and restarted on its checkpoint gives exactly the
+output of an uninterrupted run: nothing lost, no session revision written twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.outputs import read_output
+from streamwarden.sinks.parquet import batch_dir_name
+from streamwarden.sources.generator import TrafficSpec, generate_traffic
+from tests.support import pipeline_config
+
+SPEC = TrafficSpec(
+    users=200,
+    events=8_000,
+    rate_per_second=0.3,
+    events_per_file=800,
+    late_fraction=0.02,
+    malformed_fraction=0.01,
+)
+KILL_WHEN_BATCH_WRITTEN = 3
+
+CONFIG_TOML = """
+name = "crash-test"
+[source]
+path = "landing"
+max_files_per_trigger = 1
+[sessions]
+allowed_lateness = "10m"
+[sinks.sessions]
+path = "sessions"
+[sinks.dead_letters]
+path = "dead_letters"
+[checkpoint]
+path = "checkpoint"
+[spark]
+shuffle_partitions = 2
+"""
+
+
+def wait_for(path: Path, process: subprocess.Popen[bytes], timeout_s: float = 600) -> None:
+    """Polls for ``path`` to appear (a condition, not a guess at timing)."""
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert process.poll() is None, "the pipeline ended before it could be killed"
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def revision_rows(spark, root: Path):
+    frame = read_output(spark, root / "sessions")
+    return sorted(tuple(r) for r in frame.drop("batch_id").collect())
+
+
+def dead_letter_rows(spark, root: Path):
+    frame = read_output(spark, root / "dead_letters")
+    return sorted((r.raw, r.reason) for r in frame.collect())
+
+
+def test_a_killed_run_resumes_to_the_output_of_an_uninterrupted_run(spark, workdir):
+    reference, crashed = workdir / "reference", workdir / "crashed"
+    for root in (reference, crashed):
+        generate_traffic(SPEC, root / "landing")
+        (root / "pipeline.toml").write_text(CONFIG_TOML)
+    Pipeline(
+        pipeline_config(reference, name="crash-test", sessions={"allowed_lateness": "10m"}), spark
+    ).run(once=True, drain=True)
+
+    command = [
+        sys.executable,
+        "-m",
+        "streamwarden.cli.main",
+        "run",
+        str(crashed / "pipeline.toml"),
+        "--once",
+        "--drain",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(crashed / "sessions" / batch_dir_name(KILL_WHEN_BATCH_WRITTEN), process)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+
+    restarted = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert restarted.returncode == 0, restarted.stderr
+
+    assert revision_rows(spark, crashed) == revision_rows(spark, reference)
+    assert dead_letter_rows(spark, crashed) == dead_letter_rows(spark, reference)

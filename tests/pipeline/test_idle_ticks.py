@@ -1,0 +1,65 @@
+"""When input goes quiet, idle ticks move event time forward so sessions close (lesson L2)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.idle import IdleTicker, write_tick
+from streamwarden.pipeline.outputs import account, read_output
+from streamwarden.pipeline.runner import ticks_dir
+from tests.support import minutes, pageview, pipeline_config, write_batches
+
+TIMEOUT = timedelta(minutes=5)
+NOW = 1_000_000_000
+
+
+def test_no_tick_while_input_keeps_arriving():
+    ticker = IdleTicker(TIMEOUT)
+    for step in range(10):
+        now = NOW + step * 60_000
+        ticker.observe(now, input_rows=5, max_event_ms=minutes(step))
+        assert ticker.due_tick(now) is None
+
+
+def test_a_tick_after_the_idle_timeout_advances_event_time_by_the_idle_time():
+    ticker = IdleTicker(TIMEOUT)
+    ticker.observe(NOW, input_rows=5, max_event_ms=minutes(10))
+    ticker.observe(NOW + 60_000, input_rows=0, max_event_ms=None)
+    assert ticker.due_tick(NOW + 299_999) is None
+    assert ticker.due_tick(NOW + 300_000) == minutes(10) + 300_000
+
+
+def test_ticks_keep_advancing_while_idle_and_never_go_back():
+    ticker = IdleTicker(TIMEOUT)
+    ticker.observe(NOW, input_rows=5, max_event_ms=minutes(10))
+    first = ticker.due_tick(NOW + 300_000)
+    assert ticker.due_tick(NOW + 300_000) is None
+    second = ticker.due_tick(NOW + 900_000)
+    assert first is not None and second is not None and second > first
+
+
+def test_no_tick_before_any_event_was_seen():
+    ticker = IdleTicker(TIMEOUT)
+    ticker.observe(NOW, input_rows=0, max_event_ms=None)
+    assert ticker.due_tick(NOW + 10 * 300_000) is None
+
+
+def test_a_tick_closes_sessions_of_a_quiet_input_and_frees_their_state(spark, workdir):
+    write_batches(workdir / "landing", [[pageview("a", 0), pageview("b", 5), pageview("a", 10)]])
+    config = pipeline_config(workdir)
+    pipeline = Pipeline(config, spark)
+    before = pipeline.run(once=True)
+    assert before.progress[-1]["stateOperators"][0]["numRowsTotal"] == 2
+    assert read_output(spark, config.sinks.sessions.path) is None
+
+    ticker = IdleTicker(TIMEOUT)  # what the continuous runner does when input stays quiet
+    ticker.observe(NOW, input_rows=3, max_event_ms=minutes(10))
+    tick = ticker.due_tick(NOW + int(timedelta(hours=1).total_seconds() * 1000))
+    assert tick is not None
+    write_tick(ticks_dir(config), tick)
+    after = pipeline.run(once=True)
+
+    assert after.progress[-1]["stateOperators"][0]["numRowsTotal"] == 0
+    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 3)
+    assert accounting.balanced and accounting.sessions == 2  # the tick is not an input record
