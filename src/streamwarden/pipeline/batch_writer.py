@@ -2,66 +2,71 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from streamwarden.operators.sessions.api import dead_letter_rows, session_rows
 from streamwarden.sinks.base import BatchSink
+from streamwarden.validation import Reason
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["BatchStats", "SessionBatchWriter"]
+__all__ = ["OBSERVATION", "BatchStats", "SessionBatchWriter", "observed_counts"]
+
+#: Name of the observed metrics that carry each batch's output counts in the query progress.
+OBSERVATION = "streamwarden"
 
 
 @dataclass(frozen=True)
 class BatchStats:
-    """What one micro-batch wrote: shown live, and kept for the run summary."""
+    """What one micro-batch wrote, read from the progress's observed metrics."""
 
     batch_id: int
     session_rows: int
     session_events: int
     dead_letters: dict[str, int] = field(default_factory=dict)
 
+    @classmethod
+    def from_progress(cls, progress: dict[str, Any]) -> BatchStats | None:
+        row = progress.get("observedMetrics", {}).get(OBSERVATION)
+        if row is None:
+            return None
+        return cls(
+            batch_id=int(progress["batchId"]),
+            session_rows=int(row["sessions"]),
+            session_events=int(row["session_events"] or 0),
+            dead_letters={r.value: int(row[f"dead_{r.value}"]) for r in Reason
+                          if row[f"dead_{r.value}"]},
+        )
+
+
+def observed_counts() -> list[Column]:
+    """Aggregates Spark computes on the fly for each batch (no extra job)."""
+    is_session = F.col("kind") == "session"
+    return [
+        F.count(F.when(is_session, 1)).alias("sessions"),
+        F.sum(F.when(is_session, F.col("page_count"))).alias("session_events"),
+        *(F.count(F.when(F.col("reason") == r.value, 1)).alias(f"dead_{r.value}")
+          for r in Reason),
+    ]
+
 
 class SessionBatchWriter:
-    """Writes sessions and dead letters of one batch to their sinks; calls ``on_batch`` after."""
+    """Writes the sessions and dead letters of one batch to their sinks."""
 
-    def __init__(
-        self,
-        sessions: BatchSink,
-        dead_letters: BatchSink,
-        on_batch: Callable[[BatchStats], None] | None = None,
-    ) -> None:
+    def __init__(self, sessions: BatchSink, dead_letters: BatchSink) -> None:
         self.sessions = sessions
         self.dead_letters = dead_letters
-        self.on_batch = on_batch
 
     def __call__(self, combined: DataFrame, batch_id: int) -> None:
+        # Persisted so the stateful step runs once for both writes.
         combined.persist()
         try:
-            counts = (
-                combined.groupBy("kind", "reason")
-                .agg(F.count("*").alias("rows"), F.sum("page_count").alias("pages"))
-                .collect()
-            )
-            if any(r["kind"] == "session" for r in counts):
-                self.sessions.write_batch(session_rows(combined), batch_id)
-            if any(r["kind"] == "dead_letter" for r in counts):
-                self.dead_letters.write_batch(dead_letter_rows(combined), batch_id)
+            self.sessions.write_batch(session_rows(combined), batch_id)
+            self.dead_letters.write_batch(dead_letter_rows(combined), batch_id)
         finally:
             combined.unpersist()
-        if self.on_batch is not None:
-            self.on_batch(
-                BatchStats(
-                    batch_id=batch_id,
-                    session_rows=sum(r["rows"] for r in counts if r["kind"] == "session"),
-                    session_events=sum(r["pages"] or 0 for r in counts if r["kind"] == "session"),
-                    dead_letters={
-                        r["reason"]: r["rows"] for r in counts if r["kind"] == "dead_letter"
-                    },
-                )
-            )

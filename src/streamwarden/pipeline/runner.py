@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import PipelineError
 from streamwarden.operators.sessions import SessionParams, sessionize
-from streamwarden.pipeline.batch_writer import BatchStats, SessionBatchWriter
+from streamwarden.pipeline.batch_writer import (
+    OBSERVATION,
+    BatchStats,
+    SessionBatchWriter,
+    observed_counts,
+)
 from streamwarden.pipeline.idle import IdleTicker, write_tick
 from streamwarden.sinks import ParquetBatchSink
 from streamwarden.sources.files import read_landing, read_ticks
@@ -61,9 +66,7 @@ class Pipeline:
             )
         return self._spark
 
-    def start(
-        self, *, once: bool, on_batch: Callable[[BatchStats], None] | None = None
-    ) -> StreamingQuery:
+    def start(self, *, once: bool) -> StreamingQuery:
         """Builds and starts the streaming query."""
         cfg = self.config
         raw = read_landing(self.spark, cfg.source).unionByName(
@@ -78,10 +81,10 @@ class Pipeline:
         writer = SessionBatchWriter(
             ParquetBatchSink("sessions", cfg.sinks.sessions.path),
             ParquetBatchSink("dead_letters", cfg.sinks.dead_letters.path),
-            on_batch,
         )
         stream = (
-            result.combined.writeStream.queryName(cfg.name)
+            result.combined.observe(OBSERVATION, *observed_counts())
+            .writeStream.queryName(cfg.name)
             .foreachBatch(writer)
             .option("checkpointLocation", str(cfg.checkpoint.path))
         )
@@ -144,8 +147,7 @@ class Pipeline:
         now_ms: Callable[[], int],
     ) -> RunResult:
         result = RunResult()
-        pending: dict[int, BatchStats] = {}
-        query = self.start(once=once, on_batch=lambda s: pending.__setitem__(s.batch_id, s))
+        query = self.start(once=once)
         ticker = None
         if not once and self.config.sessions.idle_timeout is not None:
             ticker = IdleTicker(self.config.sessions.idle_timeout)
@@ -157,7 +159,7 @@ class Pipeline:
                     if progress["batchId"] <= seen:
                         continue
                     seen = progress["batchId"]
-                    stats = pending.pop(seen, None)
+                    stats = BatchStats.from_progress(progress)
                     result.progress.append(progress)
                     if stats is not None:
                         result.batches.append(stats)

@@ -37,7 +37,7 @@ class ParquetBatchSink:
         if final.exists():
             return  # written before a crash; the replayed batch holds the same rows
         staging = self.path / _STAGING / f"{batch_id}-{uuid.uuid4().hex}"
-        rows.coalesce(1).write.mode("error").parquet(str(staging))
+        rows.write.mode("error").parquet(str(staging))
         final.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(final)
         shutil.rmtree(self.path / _STAGING, ignore_errors=True)
