@@ -1,0 +1,325 @@
+"""Sessions benchmark: streamwarden vs Spark's session_window vs Flink SQL, same files.
+
+Run with ``make bench`` (or ``.venv/bin/python bench/sessions_bench.py``). It generates the data
+set once (cached under bench/data), then measures, in this one process:
+
+  (a) read + validate, no state: the ceiling of any sessionizer on this source
+  (b) Spark's native session_window (streaming, append mode, RocksDB state)
+  (c) streamwarden ``sessionize`` (same source, same trigger, same state store)
+  (c+) the full streamwarden pipeline: (c) plus exactly-once parquet sinks
+  (d) Flink SQL session windows through PyFlink, RocksDB and heap state (subprocess)
+
+Throughput is events / wall time of the streaming query (Spark: from start to the end of an
+availableNow run, excluding SparkSession start-up; Flink: job execution as its script reports).
+Session counts of (b), (c) and (d) are cross-checked. Results go to bench/out/sessions.json
+and are printed as a table for BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from streamwarden.config import FieldNames, ValidationConfig, parse_config
+from streamwarden.operators.sessions import SessionParams, sessionize
+from streamwarden.pipeline import Pipeline
+from streamwarden.sources.generator import TrafficSpec, generate_traffic
+from streamwarden.spark.session import build_spark_session
+from streamwarden.validation import validate_records
+
+HERE = Path(__file__).resolve().parent
+GAP = timedelta(minutes=30)
+DELAY = timedelta(minutes=1)
+SENTINEL_USER = "zz-end-of-input"
+
+
+@dataclass
+class Measured:
+    name: str
+    seconds: float
+    sessions: int | None = None
+    events_in_sessions: int | None = None
+    extra: dict[str, Any] | None = None
+
+
+def dataset(events: int, users: int, files: int) -> Path:
+    """The generator's data set, plus one sentinel event two hours after the last one so that
+    every engine closes every session by watermark (Flink also gets its end-of-input)."""
+    spec = TrafficSpec(
+        users=users,
+        events=events,
+        rate_per_second=users / 500,
+        ts_format="millis",
+        events_per_file=events // files,
+        seed=2026,
+    )
+    path = HERE / "data" / f"sessions-{events}-{users}-{files}"
+    if not (path / "_COMPLETE").exists():
+        shutil.rmtree(path, ignore_errors=True)
+        summary = generate_traffic(spec, path)
+        last_ms = int(summary.last_event.timestamp() * 1000)
+        sentinel = {
+            "user_id": SENTINEL_USER,
+            "ts": last_ms + 7_200_000,
+            "page_number": 1,
+            "url": "/end",
+        }
+        final = path / f"events-{len(summary.files):06d}.jsonl"
+        final.write_text(json.dumps(sentinel) + "\n")
+        mtime = summary.files[-1].stat().st_mtime + 1
+        os.utime(final, (mtime, mtime))
+        (path / "_COMPLETE").write_text(json.dumps(summary.to_json()))
+    return path
+
+
+def source(spark: SparkSession, path: Path, files_per_trigger: int) -> DataFrame:
+    return (
+        spark.readStream.option("maxFilesPerTrigger", files_per_trigger)
+        .text(str(path))
+        .select(F.col("value").alias("raw"))
+    )
+
+
+def run_query(frame: DataFrame, checkpoint: Path, on_batch=None) -> tuple[float, list[dict]]:
+    """Runs ``frame`` to the end of its input; returns wall seconds and progress."""
+    writer = frame.writeStream.option("checkpointLocation", str(checkpoint))
+    writer = writer.foreachBatch(on_batch) if on_batch else writer.format("noop")
+    start = time.perf_counter()
+    query = writer.trigger(availableNow=True).start()
+    query.awaitTermination()
+    seconds = time.perf_counter() - start
+    if query.exception():
+        raise RuntimeError(str(query.exception()))
+    return seconds, list(query.recentProgress)
+
+
+class Totals:
+    """foreachBatch sink that only counts: the same cheap sink for (b) and (c)."""
+
+    def __init__(self, count_col: str, where: str | None = None) -> None:
+        self.sessions = 0
+        self.events = 0
+        self.count_col = count_col
+        self.where = where
+
+    def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        if self.where:
+            frame = frame.where(self.where)
+        row = frame.agg(F.count("*").alias("n"), F.sum(self.count_col).alias("e")).collect()[0]
+        self.sessions += int(row["n"])
+        self.events += int(row["e"] or 0)
+
+
+def valid_events(spark: SparkSession, path: Path, files_per_trigger: int) -> DataFrame:
+    validated = validate_records(
+        source(spark, path, files_per_trigger), FieldNames(), ValidationConfig()
+    )
+    return validated.where("reason is null and not is_tick")
+
+
+def measure_ceiling(spark, path, work, fpt) -> Measured:
+    seconds, _ = run_query(valid_events(spark, path, fpt), work / "a")
+    return Measured("(a) read + validate, no state", seconds)
+
+
+def measure_native(spark, path, work, fpt) -> Measured:
+    events = valid_events(spark, path, fpt).select(
+        "user_id", F.timestamp_millis("ts_ms").alias("ts")
+    )
+    sessions = (
+        events.withWatermark("ts", f"{int(DELAY.total_seconds())} seconds")
+        .groupBy(F.session_window("ts", f"{int(GAP.total_seconds())} seconds"), "user_id")
+        .agg(F.count("*").alias("page_count"))
+    )
+    totals = Totals("page_count")
+    seconds, progress = run_query(sessions, work / "b", totals)
+    return Measured(
+        "(b) Spark session_window",
+        seconds,
+        totals.sessions,
+        totals.events,
+        state_stats(progress, work / "b"),
+    )
+
+
+def measure_sessionize(spark, path, work, fpt) -> Measured:
+    result = sessionize(
+        source(spark, path, fpt), SessionParams(gap=GAP, max_out_of_orderness=DELAY)
+    )
+    totals = Totals("page_count", where="kind = 'session'")
+    seconds, progress = run_query(result.combined, work / "c", totals)
+    return Measured(
+        "(c) streamwarden sessionize",
+        seconds,
+        totals.sessions,
+        totals.events,
+        state_stats(progress, work / "c"),
+    )
+
+
+def measure_pipeline(spark, path, work, fpt) -> Measured:
+    config = parse_config(
+        {
+            "source": {"path": str(path), "max_files_per_trigger": fpt},
+            "sessions": {"max_out_of_orderness": "1m", "idle_timeout": None},
+            "sinks": {
+                "sessions": {"path": str(work / "cp" / "sessions")},
+                "dead_letters": {"path": str(work / "cp" / "dead")},
+            },
+            "checkpoint": {"path": str(work / "cp" / "checkpoint")},
+        },
+        origin="bench",
+    )
+    start = time.perf_counter()
+    result = Pipeline(config, spark).run(once=True)
+    seconds = time.perf_counter() - start
+    sessions = sum(b.session_rows for b in result.batches)
+    events = sum(b.session_events for b in result.batches)
+    return Measured(
+        "(c+) streamwarden pipeline with parquet sinks",
+        seconds,
+        sessions,
+        events,
+        state_stats(result.progress, work / "cp" / "checkpoint"),
+    )
+
+
+def measure_flink(path: Path, state: str) -> Measured | None:
+    python = HERE.parent / ".venv-flink" / "bin" / "python"
+    if not python.exists():
+        print("(d) skipped: run bench/setup_flink.sh first", file=sys.stderr)
+        return None
+    out = subprocess.run(
+        [
+            str(python),
+            str(HERE / "flink_sessions.py"),
+            "--input",
+            str(path),
+            "--gap-minutes",
+            "30",
+            "--state",
+            state,
+            "--parallelism",
+            "2",
+            "--out-of-orderness-seconds",
+            "60",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    return Measured(
+        f"(d) Flink SQL session window, {state}",
+        float(report["seconds"]),
+        int(report["sessions"]),
+        int(report["events"]),
+        {"seconds_total": report.get("seconds_total")},
+    )
+
+
+def state_stats(progress: list[dict], checkpoint: Path) -> dict[str, Any]:
+    """State rows and bytes at the largest point, and checkpoint bytes per batch."""
+    ops = [(p["batchId"], p["stateOperators"][0]) for p in progress if p["stateOperators"]]
+    if not ops:
+        return {}
+    _, peak = max(ops, key=lambda o: o[1]["numRowsTotal"])
+    rows = peak["numRowsTotal"]
+    sst = peak["customMetrics"].get("rocksdbSstFileSize", 0)
+    state_dir = checkpoint / "state"
+    on_disk = (
+        sum(f.stat().st_size for f in state_dir.rglob("*") if f.is_file())
+        if state_dir.exists()
+        else 0
+    )
+    commits = [p for p in progress if p["numInputRows"] > 0]
+    return {
+        "peak_state_rows": rows,
+        "rocksdb_sst_bytes_at_peak": sst,
+        "sst_bytes_per_state_row": round(sst / rows, 1) if rows else None,
+        "state_dir_bytes_at_end": on_disk,
+        "state_dir_bytes_per_data_batch": round(on_disk / max(len(commits), 1)),
+        "batches": len(progress),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2_000_000)
+    parser.add_argument("--users", type=int, default=100_000)
+    parser.add_argument("--files", type=int, default=20)
+    parser.add_argument("--files-per-trigger", type=int, default=2)
+    parser.add_argument("--shuffle-partitions", type=int, default=4)
+    parser.add_argument("--skip-flink", action="store_true")
+    args = parser.parse_args()
+
+    path = dataset(args.events, args.users, args.files)
+    work = HERE / "out" / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    spark = build_spark_session(
+        app_name="streamwarden-bench",
+        shuffle_partitions=args.shuffle_partitions,
+        extra_conf={"spark.driver.memory": "6g"},
+    )
+    runs = [
+        m(spark, path, work, args.files_per_trigger)
+        for m in (measure_ceiling, measure_native, measure_sessionize, measure_pipeline)
+    ]
+    if not args.skip_flink:
+        runs += [r for r in (measure_flink(path, "rocksdb"), measure_flink(path, "heap")) if r]
+    report(args, path, runs)
+
+
+def report(args: argparse.Namespace, path: Path, runs: list[Measured]) -> None:
+    events = args.events + 1  # + the sentinel
+    native = next(r for r in runs if r.name.startswith("(b)"))
+    print(
+        f"\n{events:,} events, {args.users:,} users, {args.files} files, "
+        f"{args.files_per_trigger} files per trigger, {args.shuffle_partitions} partitions\n"
+    )
+    print("| run | seconds | events/s | vs (b) | sessions | events in sessions |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in runs:
+        print(
+            f"| {r.name} | {r.seconds:.1f} | {events / r.seconds:,.0f} | "
+            f"{native.seconds / r.seconds:.2f}x | {r.sessions if r.sessions is not None else '-'} "
+            f"| {r.events_in_sessions if r.events_in_sessions is not None else '-'} |"
+        )
+    counts = {r.name: r.sessions for r in runs if r.sessions is not None}
+    agree = len(set(counts.values())) == 1
+    print(f"\nsession counts agree: {agree} {counts if not agree else ''}")
+    for r in runs:
+        if r.extra:
+            print(f"{r.name}: {r.extra}")
+    out = HERE / "out" / "sessions.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {
+                "args": vars(args),
+                "dataset": str(path),
+                "runs": [r.__dict__ for r in runs],
+                "counts_agree": agree,
+            },
+            indent=2,
+            default=str,
+        )
+    )
+    if not agree:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
