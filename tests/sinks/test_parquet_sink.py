@@ -19,3 +19,9 @@ def test_a_half_written_batch_left_by_a_crash_is_invisible_and_rewritten(spark, 
     rows.write.parquet(str(workdir / "out" / "_staging" / "3-crashed"))  # as if killed mid-write
     sink.write_batch(rows, 3)
     assert [r.x for r in spark.read.parquet(str(workdir / "out")).collect()] == [1]
+
+
+def test_a_batch_without_rows_leaves_no_folder(spark, workdir):
+    sink = ParquetBatchSink("s", workdir / "out")
+    sink.write_batch(spark.createDataFrame([], "x int"), 0)
+    assert not (workdir / "out" / "batch_id=0000000000").exists()

@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from streamwarden.cli.console import ProgressPrinter
+from streamwarden.cli.main import log_to_file
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account, final_sessions, read_output
@@ -60,6 +61,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
         f"under {config.source.path}"
     )
     log_file = out / "spark.log"
+    log_to_file(log_file)
     spark = build_spark_session(
         app_name="streamwarden-demo",
         master=config.spark.master,

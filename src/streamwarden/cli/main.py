@@ -7,11 +7,14 @@ failures; Spark's own log, with any Java trace, goes to a log file named in the 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
 from streamwarden.errors import StreamwardenError
+from streamwarden.spark.jvm import java_message
 
 __all__ = ["main"]
 
@@ -42,6 +45,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def log_to_file(path: Path | None = None) -> logging.FileHandler:
+    """Sends the ``streamwarden`` Python log to ``path`` (once), never to the terminal."""
+    logger = logging.getLogger("streamwarden")
+    for handler in logger.handlers:
+        if isinstance(handler, logging.FileHandler):
+            return handler
+    target = path or Path(tempfile.gettempdir()) / "streamwarden.log"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(target)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.propagate = False
+    return handler
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.filterwarnings("ignore")  # pyspark's pandas-version notices are not for users
@@ -56,6 +74,15 @@ def main(argv: list[str] | None = None) -> int:
     except StreamwardenError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except Exception as exc:  # a bug or an unforeseen JVM failure: one line, trace in the log
+        log_file = log_to_file().baseFilename
+        logging.getLogger("streamwarden").exception("unexpected failure")
+        print(
+            f"Error: unexpected failure: {java_message(exc)}; the full trace is in "
+            f"{log_file}; please report it with that file",
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt:
         print(
             "Interrupted; the checkpoint is intact and the next run resumes from it.",

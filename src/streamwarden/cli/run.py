@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamwarden.cli.console import ProgressPrinter
+from streamwarden.cli.main import log_to_file
 from streamwarden.config import load_config
 from streamwarden.errors import SourceError, UsageError
 from streamwarden.pipeline import Pipeline
@@ -24,6 +25,7 @@ def run_command(config_path: Path, *, once: bool, drain: bool) -> int:
             f"source.path in {str(config_path)!r}"
         )
     log_file = config.checkpoint.path.parent / f"{config.name}.log"
+    log_to_file(log_file)
     spark = build_spark_session(
         app_name=f"streamwarden-{config.name}",
         master=config.spark.master,

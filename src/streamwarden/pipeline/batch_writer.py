@@ -39,8 +39,9 @@ class BatchStats:
             batch_id=int(progress["batchId"]),
             session_rows=int(row["sessions"]),
             session_events=int(row["session_events"] or 0),
-            dead_letters={r.value: int(row[f"dead_{r.value}"]) for r in Reason
-                          if row[f"dead_{r.value}"]},
+            dead_letters={
+                r.value: int(row[f"dead_{r.value}"]) for r in Reason if row[f"dead_{r.value}"]
+            },
         )
 
 
@@ -50,8 +51,7 @@ def observed_counts() -> list[Column]:
     return [
         F.count(F.when(is_session, 1)).alias("sessions"),
         F.sum(F.when(is_session, F.col("page_count"))).alias("session_events"),
-        *(F.count(F.when(F.col("reason") == r.value, 1)).alias(f"dead_{r.value}")
-          for r in Reason),
+        *(F.count(F.when(F.col("reason") == r.value, 1)).alias(f"dead_{r.value}") for r in Reason),
     ]
 
 

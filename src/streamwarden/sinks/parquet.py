@@ -13,6 +13,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow.parquet as pq
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -38,6 +40,14 @@ class ParquetBatchSink:
             return  # written before a crash; the replayed batch holds the same rows
         staging = self.path / _STAGING / f"{batch_id}-{uuid.uuid4().hex}"
         rows.write.mode("error").parquet(str(staging))
+        if _row_count(staging) == 0:
+            shutil.rmtree(staging)  # no folder for a batch that wrote nothing
+            return
         final.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(final)
         shutil.rmtree(self.path / _STAGING, ignore_errors=True)
+
+
+def _row_count(folder: Path) -> int:
+    """Rows in a written parquet folder, from the files' footers (no Spark job)."""
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in folder.glob("*.parquet"))

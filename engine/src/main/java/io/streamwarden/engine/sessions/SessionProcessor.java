@@ -58,7 +58,8 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
           r.getString(EngineInput.URL), r.getLong(EngineInput.SIZE),
           r.getString(EngineInput.RAW)));
     }
-    UserSessions current = state.exists() ? state.get() : new UserSessions();
+    UserSessions stored = state.get(); // null when absent: one read instead of exists() + get()
+    UserSessions current = stored != null ? stored : new UserSessions();
     List<Emitted> out = logic.onEvents(key, current, events, timers.getCurrentWatermarkInMs());
     save(current);
     slowLog.maybeLog(key, startNs, events.size(), current.getSessions().size());
@@ -67,10 +68,10 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
 
   @Override
   public Iterator<Row> handleExpiredTimer(String key, TimerValues timers, ExpiredTimerInfo info) {
-    if (!state.exists()) {
+    UserSessions current = state.get();
+    if (current == null) {
       return CollectionConverters.asScala(new ArrayList<Row>().iterator());
     }
-    UserSessions current = state.get();
     current.setTimerMs(UserSessions.NO_TIMER); // the timer that fired is gone
     List<Emitted> out = logic.onWatermark(key, current, timers.getCurrentWatermarkInMs());
     save(current);
