@@ -10,6 +10,7 @@ if [ -f "$out" ] && [ -z "$(find "$root/engine/src" -newer "$out" -name '*.java'
   exit 0
 fi
 jars="$("$python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
+mkdir -p "$(dirname "$out")"
 classes="$(mktemp -d)"
 trap 'rm -rf "$classes"' EXIT
 javac -nowarn -Xlint:-path --release 17 -d "$classes" -cp "$jars/*" $sources
