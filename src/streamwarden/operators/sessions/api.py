@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streamwarden.config.model import FieldNames, ValidationConfig
@@ -19,6 +19,13 @@ if TYPE_CHECKING:
 
 __all__ = ["DEAD_LETTER_COLUMNS", "SESSION_COLUMNS", "SessionizeResult", "sessionize"]
 
+#: Output columns that differ from the engine's: epoch milliseconds become timestamps.
+_DERIVED = {
+    "session_start": lambda: F.timestamp_millis("start_ms"),
+    "session_end": lambda: F.timestamp_millis("end_ms"),
+    "event_time": lambda: F.timestamp_millis("event_ts_ms"),
+    "ingest_time": F.current_timestamp,
+}
 SESSION_COLUMNS = (
     "user_id",
     "session_id",
@@ -104,29 +111,13 @@ def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:
 
 def session_rows(combined: DataFrame) -> DataFrame:
     """The session revisions of an engine output, with times as timestamps."""
-    return combined.where(F.col("kind") == "session").select(
-        "user_id",
-        "session_id",
-        F.timestamp_millis("start_ms").alias("session_start"),
-        F.timestamp_millis("end_ms").alias("session_end"),
-        "page_count",
-        "bytes",
-        "first_url",
-        "last_url",
-        "urls",
-        "revision",
-        "truncated",
-        "merged_session_ids",
-    )
+    return combined.where(F.col("kind") == "session").select(*_columns(SESSION_COLUMNS))
 
 
 def dead_letter_rows(combined: DataFrame) -> DataFrame:
     """The dead letters of an engine output, stamped with the batch's ingestion time."""
-    return combined.where(F.col("kind") == "dead_letter").select(
-        "raw",
-        "reason",
-        "detail",
-        "user_id",
-        F.timestamp_millis("event_ts_ms").alias("event_time"),
-        F.current_timestamp().alias("ingest_time"),
-    )
+    return combined.where(F.col("kind") == "dead_letter").select(*_columns(DEAD_LETTER_COLUMNS))
+
+
+def _columns(names: tuple[str, ...]) -> list[Column]:
+    return [_DERIVED[n]().alias(n) if n in _DERIVED else F.col(n) for n in names]
