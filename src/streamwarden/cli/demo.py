@@ -51,7 +51,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
         too_late_fraction=0.005,
         too_late_delay=timedelta(hours=2),
         malformed_fraction=0.01,
-        events_per_file=max(events // 12, 1),
+        events_per_file=max(events // 30, 1),
     )
     summary = generate_traffic(spec, config.source.path)
     print(
