@@ -144,15 +144,7 @@ def measure_native(spark, path, work, fpt) -> Measured:
         .groupBy(F.session_window("ts", f"{int(GAP.total_seconds())} seconds"), "user_id")
         .agg(F.count("*").alias("page_count"))
     )
-    totals = Totals("page_count")
-    seconds, progress = run_query(sessions, work / "b", totals)
-    return Measured(
-        "(b) Spark session_window",
-        seconds,
-        totals.sessions,
-        totals.events,
-        state_stats(progress, work / "b"),
-    )
+    return counted("(b) Spark session_window", sessions, Totals("page_count"), work / "b")
 
 
 def measure_sessionize(spark, path, work, fpt) -> Measured:
@@ -160,13 +152,14 @@ def measure_sessionize(spark, path, work, fpt) -> Measured:
         source(spark, path, fpt), SessionParams(gap=GAP, max_out_of_orderness=DELAY)
     )
     totals = Totals("page_count", where="kind = 'session'")
-    seconds, progress = run_query(result.combined, work / "c", totals)
+    return counted("(c) streamwarden sessionize", result.combined, totals, work / "c")
+
+
+def counted(name: str, frame: DataFrame, totals: Totals, checkpoint: Path) -> Measured:
+    """Runs ``frame`` into the counting sink and reports time, counts and state sizes."""
+    seconds, progress = run_query(frame, checkpoint, totals)
     return Measured(
-        "(c) streamwarden sessionize",
-        seconds,
-        totals.sessions,
-        totals.events,
-        state_stats(progress, work / "c"),
+        name, seconds, totals.sessions, totals.events, state_stats(progress, checkpoint)
     )
 
 
