@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "EngineError",
+    "PatternError",
     "PipelineError",
     "SourceError",
     "StateError",
@@ -31,6 +32,10 @@ class UsageError(StreamwardenError):
 
 class ConfigError(UsageError):
     """A config file or config value is invalid."""
+
+
+class PatternError(UsageError):
+    """A pattern cannot be compiled: the message names the stage and the fix."""
 
 
 class SourceError(StreamwardenError):

@@ -1,0 +1,149 @@
+package io.streamwarden.engine.patterns;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Everything one key holds: events waiting for the watermark (kept in event-time order) and
+ * the partial matches. Each has a deadline (an event's own time; a partial's start + within),
+ * so a key's state always empties, whether or not the key sends again (lesson L3).
+ *
+ * <p>Stored as one compact binary value: events shared by several partial matches are written
+ * once and referenced by index.
+ */
+public final class KeyState {
+  public static final long NO_TIMER = Long.MIN_VALUE;
+  private static final byte VERSION = 1;
+
+  public long nextSeq;
+  public long nextOrd;
+  public long timerMs = NO_TIMER;
+  public final List<PEvent> buffer = new ArrayList<>();
+  public List<Partial> partials = new ArrayList<>();
+
+  public boolean holdsNothing() {
+    return buffer.isEmpty() && partials.isEmpty();
+  }
+
+  public byte[] encode() {
+    try {
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+      DataOutputStream out = new DataOutputStream(bytes);
+      out.writeByte(VERSION);
+      out.writeLong(nextSeq);
+      out.writeLong(nextOrd);
+      out.writeLong(timerMs);
+      out.writeInt(buffer.size());
+      for (PEvent e : buffer) {
+        writeEvent(out, e);
+      }
+      Map<PEvent, Integer> index = new IdentityHashMap<>();
+      List<PEvent> taken = new ArrayList<>();
+      for (Partial p : partials) {
+        for (PEvent e : p.events) {
+          if (!index.containsKey(e)) {
+            index.put(e, taken.size());
+            taken.add(e);
+          }
+        }
+      }
+      out.writeInt(taken.size());
+      for (PEvent e : taken) {
+        writeEvent(out, e);
+      }
+      out.writeInt(partials.size());
+      for (Partial p : partials) {
+        out.writeInt(p.stage);
+        out.writeInt(p.count);
+        out.writeInt(p.guard);
+        out.writeInt(p.events.size());
+        for (int i = 0; i < p.events.size(); i++) {
+          out.writeInt(index.get(p.events.get(i)));
+          out.writeInt(p.stageOf[i]);
+        }
+      }
+      out.flush();
+      return bytes.toByteArray();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public static KeyState decode(byte[] data) {
+    try {
+      DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
+      byte version = in.readByte();
+      if (version != VERSION) {
+        throw new IllegalStateException("pattern state version " + version + " is not "
+            + VERSION + "; this checkpoint was written by another streamwarden version: start "
+            + "the query on a new checkpoint location");
+      }
+      KeyState s = new KeyState();
+      s.nextSeq = in.readLong();
+      s.nextOrd = in.readLong();
+      s.timerMs = in.readLong();
+      int buffered = in.readInt();
+      for (int i = 0; i < buffered; i++) {
+        s.buffer.add(readEvent(in));
+      }
+      int takenCount = in.readInt();
+      List<PEvent> taken = new ArrayList<>(takenCount);
+      for (int i = 0; i < takenCount; i++) {
+        taken.add(readEvent(in));
+      }
+      int partialCount = in.readInt();
+      for (int i = 0; i < partialCount; i++) {
+        int stage = in.readInt();
+        int count = in.readInt();
+        int guard = in.readInt();
+        int n = in.readInt();
+        List<PEvent> events = new ArrayList<>(n);
+        int[] stageOf = new int[n];
+        for (int j = 0; j < n; j++) {
+          events.add(taken.get(in.readInt()));
+          stageOf[j] = in.readInt();
+        }
+        s.partials.add(new Partial(stage, count, guard, events, stageOf));
+      }
+      return s;
+    } catch (IOException e) {
+      throw new IllegalStateException("unreadable pattern state: " + e.getMessage(), e);
+    }
+  }
+
+  private static void writeEvent(DataOutputStream out, PEvent e) throws IOException {
+    out.writeLong(e.tsMs);
+    out.writeLong(e.mask);
+    out.writeLong(e.seq);
+    out.writeLong(e.ord);
+    out.writeShort(e.values.length);
+    for (String v : e.values) {
+      out.writeBoolean(v != null);
+      if (v != null) {
+        out.writeUTF(v);
+      }
+    }
+  }
+
+  private static PEvent readEvent(DataInputStream in) throws IOException {
+    long ts = in.readLong();
+    long mask = in.readLong();
+    long seq = in.readLong();
+    long ord = in.readLong();
+    String[] values = new String[in.readShort()];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = in.readBoolean() ? in.readUTF() : null;
+    }
+    PEvent e = new PEvent(ts, mask, values);
+    e.seq = seq;
+    e.ord = ord;
+    return e;
+  }
+}

@@ -1,0 +1,301 @@
+package io.streamwarden.engine.patterns;
+
+import io.streamwarden.engine.patterns.PatternPlan.Contiguity;
+import io.streamwarden.engine.patterns.PatternPlan.FieldCondition;
+import io.streamwarden.engine.patterns.PatternPlan.Kind;
+import io.streamwarden.engine.patterns.PatternPlan.Stage;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+
+/**
+ * The per-key pattern rules, free of Spark so that a test harness can drive them.
+ *
+ * <p>Semantics follow Flink CEP in event time. Events wait in the key's buffer until the
+ * watermark passes them, then are consumed in event-time order. Each partial match sits at a
+ * stage with a count of events that stage took; an event can be <em>taken</em> (the condition
+ * holds and the quantifier allows more), can make the partial <em>proceed</em> to the next
+ * stage (the quantifier is satisfied; not when a greedy loop can take it), and can be
+ * <em>ignored</em> (strict: never; relaxed: when the condition fails; any: always). Every event
+ * may also start a new partial match at the first stage. A negation stage discards the partial
+ * match when its condition holds: {@code not_next} on the next event only, {@code
+ * not_followed_by} on any event before the following stage takes one (or, as the last stage,
+ * before the pattern's window closes, which completes the match).
+ *
+ * <p>Identical partial matches reached by different paths are merged, so no match is reported
+ * twice. A partial match whose window ({@code within}) has passed is removed, and optionally
+ * reported as timed out; a key holding no partial match and no waiting event holds no state.
+ */
+public final class Nfa {
+  private static final Comparator<Partial> MATCH_ORDER =
+      Comparator.<Partial>comparingLong(p -> p.first().ord)
+          .thenComparingInt(p -> p.events.size())
+          .thenComparingLong(p -> p.last().ord);
+
+  private final PatternPlan plan;
+  private final List<Stage> stages;
+
+  public Nfa(PatternPlan plan) {
+    this.plan = plan;
+    this.stages = plan.stages;
+  }
+
+  public PatternPlan plan() {
+    return plan;
+  }
+
+  /** Adds a batch's events (all after the watermark) to the buffer, keeping it time-ordered. */
+  public void buffer(KeyState s, List<PEvent> events) {
+    events.sort(PEvent.CONTENT_ORDER);
+    for (PEvent e : events) {
+      e.seq = s.nextSeq++;
+      s.buffer.add(e);
+    }
+    s.buffer.sort(PEvent.TIME_ORDER);
+  }
+
+  /** Consumes the buffered events the watermark has passed, then expires partial matches. */
+  public void advance(KeyState s, long watermarkMs, List<Found> out) {
+    int consumed = 0;
+    while (consumed < s.buffer.size() && s.buffer.get(consumed).tsMs <= watermarkMs) {
+      PEvent e = s.buffer.get(consumed++);
+      e.ord = s.nextOrd++;
+      expire(s, e.tsMs, out);
+      step(s, e, out);
+    }
+    if (consumed > 0) {
+      s.buffer.subList(0, consumed).clear();
+    }
+    expire(s, watermarkMs, out);
+  }
+
+  /** The earliest time at which {@link #advance} has work: the timer to set, or NO_TIMER. */
+  public long nextDeadline(KeyState s) {
+    long next = KeyState.NO_TIMER;
+    if (!s.buffer.isEmpty()) {
+      next = s.buffer.get(0).tsMs;
+    }
+    for (Partial p : s.partials) {
+      long deadline = p.startMs() + plan.withinMs;
+      if (next == KeyState.NO_TIMER || deadline < next) {
+        next = deadline;
+      }
+    }
+    return next;
+  }
+
+  private void expire(KeyState s, long nowMs, List<Found> out) {
+    List<Partial> kept = new ArrayList<>(s.partials.size());
+    List<Partial> completed = new ArrayList<>();
+    for (Partial p : s.partials) {
+      long deadline = p.startMs() + plan.withinMs;
+      if (nowMs < deadline) {
+        kept.add(p);
+      } else if (plan.endsWithNotFollowedBy() && canEndHere(p)) {
+        completed.add(p); // nothing forbidden arrived within the window: a match
+      } else if (plan.emitTimeouts) {
+        out.add(Found.timeout(p, deadline));
+      }
+    }
+    s.partials = kept;
+    if (!completed.isEmpty()) {
+      emitWithSkip(completed, s.partials, out);
+    }
+  }
+
+  private void step(KeyState s, PEvent e, List<Found> out) {
+    LinkedHashSet<Partial> next = new LinkedHashSet<>();
+    LinkedHashSet<Partial> done = new LinkedHashSet<>();
+    for (Partial p : s.partials) {
+      evaluate(p, p.stage, p.count, p.guard, e, next, done);
+    }
+    Stage first = stages.get(0);
+    if (takes(first, null, e)) {
+      afterTake(Partial.start(e), next, done);
+    }
+    List<Partial> kept = new ArrayList<>(next);
+    if (!done.isEmpty()) {
+      emitWithSkip(new ArrayList<>(done), kept, out);
+    }
+    if (kept.size() > plan.maxPartialsPerKey) {
+      int dropped = kept.size() - plan.maxPartialsPerKey;
+      kept = new ArrayList<>(kept.subList(0, plan.maxPartialsPerKey));
+      out.add(Found.overflow(dropped));
+    }
+    s.partials = kept;
+  }
+
+  /** The transitions of partial {@code p} at position (i, c, guard) on event {@code e}. */
+  private void evaluate(Partial p, int i, int c, int guard, PEvent e,
+      LinkedHashSet<Partial> next, LinkedHashSet<Partial> done) {
+    if (guard >= 0 && c == 0 && takes(stages.get(guard), p, e)) {
+      return; // a not_followed_by event arrived before this stage took anything
+    }
+    Stage st = stages.get(i);
+    if (st.negation()) {
+      if (takes(st, p, e)) {
+        return;
+      }
+      if (i == stages.size() - 1) {
+        next.add(p.at(i, 0, -1)); // pending: completes when the window closes
+      } else {
+        evaluate(p, i + 1, 0, st.kind == Kind.NOT_FOLLOWED_BY ? i : -1, e, next, done);
+      }
+      return;
+    }
+    boolean meets = takes(st, p, e);
+    boolean take = meets && st.canTakeMore(c);
+    if (take) {
+      afterTake(p.take(e, i, c + 1), next, done);
+    }
+    if (st.satisfied(c) && !(st.greedy && take) && i + 1 < stages.size()) {
+      evaluate(p, i + 1, 0, c == 0 ? guard : -1, e, next, done);
+    }
+    if (st.canTakeMore(c) && ignores(c == 0 ? st.contiguity : st.inner, meets)) {
+      next.add(p.at(i, c, guard));
+    }
+  }
+
+  private void afterTake(Partial q, LinkedHashSet<Partial> next, LinkedHashSet<Partial> done) {
+    Stage st = stages.get(q.stage);
+    if (st.satisfied(q.count) && completesWithoutMore(q.stage)) {
+      done.add(q);
+      if (st.canTakeMore(q.count)) {
+        next.add(q); // a loop at the end may take more, each a further match
+      }
+      return;
+    }
+    next.add(q);
+  }
+
+  /** True if every stage after {@code i} may take nothing and none is a negation. */
+  private boolean completesWithoutMore(int i) {
+    for (int j = i + 1; j < stages.size(); j++) {
+      Stage st = stages.get(j);
+      if (st.negation() || !st.satisfied(0)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** For patterns ending in not_followed_by: has {@code p} matched all that came before? */
+  private boolean canEndHere(Partial p) {
+    if (p.stage == stages.size() - 1) {
+      return true;
+    }
+    if (!stages.get(p.stage).satisfied(p.count)) {
+      return false;
+    }
+    for (int j = p.stage + 1; j < stages.size() - 1; j++) {
+      Stage st = stages.get(j);
+      if (st.kind != Kind.NOT_FOLLOWED_BY && (st.negation() || !st.satisfied(0))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean ignores(Contiguity contiguity, boolean meets) {
+    switch (contiguity) {
+      case STRICT:
+        return false;
+      case RELAXED:
+        return !meets;
+      default:
+        return true;
+    }
+  }
+
+  /** The stage's condition: its Spark-evaluated bit and its comparisons with earlier events. */
+  private boolean takes(Stage st, Partial p, PEvent e) {
+    if (!e.meets(st.bit)) {
+      return false;
+    }
+    for (FieldCondition fc : st.fieldConditions) {
+      PEvent ref = p == null ? null : p.lastOf(fc.refStage);
+      if (ref == null || !compare(e.values[fc.field], fc.op, ref.values[fc.field], fc.numeric)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static boolean compare(String left, String op, String right, boolean numeric) {
+    if (left == null || right == null) {
+      return false;
+    }
+    int cmp;
+    if (numeric) {
+      try {
+        cmp = Double.compare(Double.parseDouble(left), Double.parseDouble(right));
+      } catch (NumberFormatException e) {
+        return false;
+      }
+    } else {
+      cmp = left.compareTo(right);
+    }
+    switch (op) {
+      case "==":
+        return cmp == 0;
+      case "!=":
+        return cmp != 0;
+      case "<":
+        return cmp < 0;
+      case "<=":
+        return cmp <= 0;
+      case ">":
+        return cmp > 0;
+      case ">=":
+        return cmp >= 0;
+      default:
+        throw new IllegalArgumentException("unknown comparison " + op);
+    }
+  }
+
+  /**
+   * Reports completed matches earliest-start first; after each, the skip strategy discards
+   * partial matches (and not yet reported matches) as Flink's AfterMatchSkipStrategy does.
+   */
+  private void emitWithSkip(List<Partial> done, List<Partial> partials, List<Found> out) {
+    done.sort(MATCH_ORDER);
+    List<Partial> pending = new ArrayList<>(done);
+    while (!pending.isEmpty()) {
+      Partial m = pending.remove(0);
+      out.add(Found.match(m));
+      long pruneBefore = pruningOrd(m);
+      if (pruneBefore == Long.MIN_VALUE) {
+        continue;
+      }
+      boolean inclusive = plan.skip == PatternPlan.Skip.SKIP_TO_NEXT
+          || plan.skip == PatternPlan.Skip.SKIP_PAST_LAST_EVENT;
+      partials.removeIf(p -> prunes(p, pruneBefore, inclusive));
+      pending.removeIf(p -> prunes(p, pruneBefore, inclusive));
+    }
+  }
+
+  private static boolean prunes(Partial p, long pruneOrd, boolean inclusive) {
+    long start = p.first().ord;
+    return inclusive ? start <= pruneOrd : start < pruneOrd;
+  }
+
+  private long pruningOrd(Partial m) {
+    switch (plan.skip) {
+      case SKIP_TO_NEXT:
+        return m.first().ord;
+      case SKIP_PAST_LAST_EVENT:
+        return m.last().ord;
+      case SKIP_TO_FIRST: {
+        PEvent e = m.firstOf(plan.skipStage);
+        return e == null ? Long.MIN_VALUE : e.ord;
+      }
+      case SKIP_TO_LAST: {
+        PEvent e = m.lastOf(plan.skipStage);
+        return e == null ? Long.MIN_VALUE : e.ord;
+      }
+      default:
+        return Long.MIN_VALUE;
+    }
+  }
+}

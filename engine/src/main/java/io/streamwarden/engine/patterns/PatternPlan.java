@@ -1,0 +1,149 @@
+package io.streamwarden.engine.patterns;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The compiled pattern, as Python's {@code streamwarden.operators.patterns.compile} writes it.
+ *
+ * <p>Stage conditions are not here: Spark evaluates them natively and hands the engine one bit
+ * per stage ({@code mask}). Only the comparisons with earlier matched events, which need the
+ * partial match, are evaluated in the engine.
+ */
+public final class PatternPlan implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** How a stage relates to the event before it (and, inside a loop, between its events). */
+  public enum Contiguity { STRICT, RELAXED, ANY }
+
+  /** A normal stage takes events; the negations discard a partial match instead. */
+  public enum Kind { NORMAL, NOT_NEXT, NOT_FOLLOWED_BY }
+
+  /** After a match: which partial matches to discard (Flink's AfterMatchSkipStrategy). */
+  public enum Skip { NO_SKIP, SKIP_TO_NEXT, SKIP_PAST_LAST_EVENT, SKIP_TO_FIRST, SKIP_TO_LAST }
+
+  /** {@code value(field) op value(field of the last event matched by stage refStage)}. */
+  public static final class FieldCondition implements Serializable {
+    private static final long serialVersionUID = 1L;
+    public final int field;
+    public final String op;
+    public final int refStage;
+    public final boolean numeric;
+
+    FieldCondition(int field, String op, int refStage, boolean numeric) {
+      this.field = field;
+      this.op = op;
+      this.refStage = refStage;
+      this.numeric = numeric;
+    }
+  }
+
+  /** One named stage of the pattern with its quantifier. */
+  public static final class Stage implements Serializable {
+    private static final long serialVersionUID = 1L;
+    public final String name;
+    public final Kind kind;
+    public final Contiguity contiguity;
+    public final Contiguity inner;
+    public final int min;
+    /** Maximum events; -1 for unbounded. */
+    public final int max;
+    public final boolean greedy;
+    /** The stage may also take no event at all (Flink's optional()). */
+    public final boolean optional;
+    public final long bit;
+    public final List<FieldCondition> fieldConditions;
+
+    Stage(String name, Kind kind, Contiguity contiguity, Contiguity inner, int min, int max,
+        boolean greedy, boolean optional, int bitIndex, List<FieldCondition> fieldConditions) {
+      this.name = name;
+      this.kind = kind;
+      this.contiguity = contiguity;
+      this.inner = inner;
+      this.min = min;
+      this.max = max;
+      this.greedy = greedy;
+      this.optional = optional;
+      this.bit = 1L << bitIndex;
+      this.fieldConditions = fieldConditions;
+    }
+
+    public boolean negation() {
+      return kind != Kind.NORMAL;
+    }
+
+    /** May the partial move on to the next stage after this stage took {@code count}? */
+    public boolean satisfied(int count) {
+      return count >= min || (count == 0 && optional);
+    }
+
+    public boolean canTakeMore(int count) {
+      return max < 0 || count < max;
+    }
+  }
+
+  public final List<Stage> stages;
+  public final List<String> fields;
+  public final long withinMs;
+  public final Skip skip;
+  public final int skipStage;
+  public final int maxPartialsPerKey;
+  public final boolean emitTimeouts;
+  public final long slowKeyThresholdMs;
+
+  private PatternPlan(List<Stage> stages, List<String> fields, long withinMs, Skip skip,
+      int skipStage, int maxPartialsPerKey, boolean emitTimeouts, long slowKeyThresholdMs) {
+    this.stages = stages;
+    this.fields = fields;
+    this.withinMs = withinMs;
+    this.skip = skip;
+    this.skipStage = skipStage;
+    this.maxPartialsPerKey = maxPartialsPerKey;
+    this.emitTimeouts = emitTimeouts;
+    this.slowKeyThresholdMs = slowKeyThresholdMs;
+  }
+
+  public int size() {
+    return stages.size();
+  }
+
+  public boolean endsWithNotFollowedBy() {
+    return stages.get(stages.size() - 1).kind == Kind.NOT_FOLLOWED_BY;
+  }
+
+  public static PatternPlan fromJson(String json) {
+    try {
+      JsonNode root = new ObjectMapper().readTree(json);
+      List<Stage> stages = new ArrayList<>();
+      int index = 0;
+      for (JsonNode s : root.get("stages")) {
+        List<FieldCondition> conditions = new ArrayList<>();
+        for (JsonNode c : s.path("field_conditions")) {
+          conditions.add(new FieldCondition(c.get("field").asInt(), c.get("op").asText(),
+              c.get("ref_stage").asInt(), c.path("numeric").asBoolean(false)));
+        }
+        stages.add(new Stage(s.get("name").asText(),
+            Kind.valueOf(s.get("kind").asText().toUpperCase()),
+            Contiguity.valueOf(s.get("contiguity").asText().toUpperCase()),
+            Contiguity.valueOf(s.get("inner").asText().toUpperCase()),
+            s.get("min").asInt(), s.get("max").asInt(), s.path("greedy").asBoolean(false),
+            s.path("optional").asBoolean(false), index++, conditions));
+      }
+      List<String> fields = new ArrayList<>();
+      for (JsonNode f : root.path("fields")) {
+        fields.add(f.asText());
+      }
+      JsonNode skip = root.get("skip");
+      return new PatternPlan(stages, fields, root.get("within_ms").asLong(),
+          Skip.valueOf(skip.get("kind").asText().toUpperCase()), skip.path("stage").asInt(-1),
+          root.path("max_partials_per_key").asInt(1000),
+          root.path("emit_timeouts").asBoolean(false),
+          root.path("slow_key_threshold_ms").asLong(0));
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("bad pattern plan: " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,122 @@
+package io.streamwarden.engine.patterns;
+
+import io.streamwarden.engine.EngineInput;
+import io.streamwarden.engine.SlowWorkLog;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.streaming.ExpiredTimerInfo;
+import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.streaming.StatefulProcessor;
+import org.apache.spark.sql.streaming.TTLConfig;
+import org.apache.spark.sql.streaming.TimeMode;
+import org.apache.spark.sql.streaming.TimerValues;
+import org.apache.spark.sql.streaming.ValueState;
+import scala.collection.Iterator;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Adapts {@link Nfa} to Spark's transformWithState: one binary value per key (its {@link
+ * KeyState}), one event-time timer at that state's next deadline. An event at or behind the
+ * watermark when it arrives is too late for the NFA (the events after it may already be
+ * consumed) and becomes a {@code too_late} dead letter.
+ */
+public final class PatternProcessor extends StatefulProcessor<String, Row, Row> {
+  private static final long serialVersionUID = 1L;
+  /** Name of the value state, as the state data source shows it. */
+  public static final String STATE_NAME = "pattern_state";
+
+  private final PatternPlan plan;
+  private transient Nfa nfa;
+  private transient ValueState<byte[]> state;
+  private transient SlowWorkLog slowLog;
+
+  public PatternProcessor(PatternPlan plan) {
+    this.plan = plan;
+  }
+
+  @Override
+  public void init(OutputMode outputMode, TimeMode timeMode) {
+    nfa = new Nfa(plan);
+    state = getHandle().getValueState(STATE_NAME, Encoders.BINARY(), TTLConfig.NONE());
+    slowLog = new SlowWorkLog("patterns", plan.slowKeyThresholdMs);
+  }
+
+  @Override
+  public Iterator<Row> handleInputRows(String key, Iterator<Row> rows, TimerValues timers) {
+    if (EngineInput.isControlKey(key)) {
+      return CollectionConverters.asScala(PatternRows.passThrough(rows).iterator());
+    }
+    long startNs = System.nanoTime();
+    long watermarkMs = timers.getCurrentWatermarkInMs();
+    List<Row> out = new ArrayList<>();
+    List<PEvent> fresh = new ArrayList<>();
+    while (rows.hasNext()) {
+      Row r = rows.next();
+      long ts = r.getLong(PatternRows.TS_MS);
+      if (ts <= watermarkMs) {
+        String raw = r.isNullAt(PatternRows.RAW)
+            ? PatternRows.describe(plan, key, ts, PatternRows.event(r).values)
+            : r.getString(PatternRows.RAW);
+        out.add(PatternRows.deadLetter(key, ts, raw,
+            PatternRows.TOO_LATE, "event time is at or behind the watermark ("
+                + watermarkMs + " ms) when it arrived; raise max_out_of_orderness to wait longer"));
+      } else {
+        fresh.add(PatternRows.event(r));
+      }
+    }
+    KeyState s = load();
+    nfa.buffer(s, fresh);
+    List<Found> found = new ArrayList<>();
+    nfa.advance(s, watermarkMs, found);
+    save(s);
+    slowLog.maybeLog(key, startNs, fresh.size(), s.partials.size());
+    return emit(key, out, found);
+  }
+
+  @Override
+  public Iterator<Row> handleExpiredTimer(String key, TimerValues timers, ExpiredTimerInfo info) {
+    byte[] stored = state.get();
+    if (stored == null) {
+      return CollectionConverters.asScala(new ArrayList<Row>().iterator());
+    }
+    KeyState s = KeyState.decode(stored);
+    s.timerMs = KeyState.NO_TIMER; // the timer that fired is gone
+    List<Found> found = new ArrayList<>();
+    nfa.advance(s, timers.getCurrentWatermarkInMs(), found);
+    save(s);
+    return emit(key, new ArrayList<>(), found);
+  }
+
+  private Iterator<Row> emit(String key, List<Row> out, List<Found> found) {
+    for (Found f : found) {
+      out.add(PatternRows.toRow(plan, key, f));
+    }
+    return CollectionConverters.asScala(out.iterator());
+  }
+
+  private KeyState load() {
+    byte[] stored = state.get();
+    return stored == null ? new KeyState() : KeyState.decode(stored);
+  }
+
+  /** Writes the state back, or clears it; keeps exactly one timer at the next deadline. */
+  private void save(KeyState s) {
+    long next = nfa.nextDeadline(s);
+    if (s.timerMs != next) {
+      if (s.timerMs != KeyState.NO_TIMER) {
+        getHandle().deleteTimer(s.timerMs);
+      }
+      if (next != KeyState.NO_TIMER) {
+        getHandle().registerTimer(next);
+      }
+      s.timerMs = next;
+    }
+    if (s.holdsNothing()) {
+      state.clear();
+    } else {
+      state.update(s.encode());
+    }
+  }
+}

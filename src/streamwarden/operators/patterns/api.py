@@ -1,0 +1,211 @@
+"""``detect``: keyed pattern detection on a (streaming) DataFrame."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from streamwarden.errors import PatternError
+from streamwarden.operators.engine_input import KIND_EVENT, KIND_REJECTED
+from streamwarden.operators.patterns.compile import CompiledPattern, compile_pattern
+from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.spark.jvm import call_engine
+from streamwarden.validation.reasons import Reason
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, SparkSession
+
+__all__ = ["DetectResult", "PatternOptions", "detect"]
+
+
+@dataclass(frozen=True)
+class PatternOptions:
+    """How the pattern operator runs.
+
+    ``max_out_of_orderness``: how long events wait for earlier ones before the NFA consumes
+    them in event-time order (the watermark delay); an event behind the watermark when it
+    arrives is dead-lettered ``too_late``. ``max_partials_per_key`` caps the partial matches of
+    one key; the excess is dropped and reported as ``overflow`` rows. ``emit_timeouts``
+    reports partial matches whose window closed.
+    """
+
+    max_out_of_orderness: timedelta = timedelta(minutes=1)
+    max_partials_per_key: int = 1000
+    emit_timeouts: bool = False
+    slow_key_threshold: timedelta | None = timedelta(seconds=1)
+    prefilter: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_out_of_orderness < timedelta(0):
+            raise PatternError("max_out_of_orderness must be >= 0")
+        if self.max_partials_per_key < 1:
+            raise PatternError("max_partials_per_key must be >= 1")
+
+
+@dataclass(frozen=True)
+class DetectResult:
+    """The outputs of :func:`detect`, all views of one stateful step (``combined``, with a
+    ``kind`` column); start one query on ``combined`` to get them all from one checkpoint."""
+
+    combined: DataFrame
+    compiled: CompiledPattern
+
+    @property
+    def matches(self) -> DataFrame:
+        """One row per match: key, match id, start and end time, the matched events."""
+        return match_rows(self.combined, self.compiled.fields)
+
+    @property
+    def timeouts(self) -> DataFrame:
+        """Partial matches whose window closed (only with ``emit_timeouts``)."""
+        return timeout_rows(self.combined, self.compiled.fields)
+
+    @property
+    def dead_letters(self) -> DataFrame:
+        """Events that could not be evaluated: missing key or time, or too late."""
+        return dead_letter_rows(self.combined)
+
+    @property
+    def overflows(self) -> DataFrame:
+        """Partial matches dropped because a key hit ``max_partials_per_key``."""
+        return self.combined.where(F.col("kind") == "overflow").select("key", "dropped")
+
+
+def detect(
+    events: DataFrame,
+    pattern: Pattern,
+    *,
+    key: str,
+    time: str,
+    fields: Sequence[str] = (),
+    options: PatternOptions | None = None,
+) -> DetectResult:
+    """Finds ``pattern`` in each key's events, in event-time order.
+
+    ``events`` has a key column, an event-time column (timestamp, or epoch milliseconds) and
+    whatever the stage conditions use; ``fields`` are carried into each matched event of the
+    output. A column named ``raw`` (the original record), if present, is what dead letters show.
+
+    Example::
+
+        pattern = (Pattern.begin("first").where(F.col("page_number") == 1)
+                   .followed_by("second").where(F.col("page_number") == 2)
+                   .within(timedelta(minutes=30)))
+        result = detect(events, pattern, key="user_id", time="ts", fields=["url"])
+        result.combined.writeStream.foreachBatch(...).start()
+    """
+    options = options or PatternOptions()
+    for name in (key, time, *fields):
+        if name not in events.columns:
+            raise PatternError(
+                f"column {name!r} is not in the events; columns: {', '.join(events.columns)}"
+            )
+    numeric = frozenset(
+        f.name for f in events.schema.fields if isinstance(f.dataType, T.NumericType)
+    )
+    compiled = compile_pattern(
+        pattern,
+        fields,
+        numeric,
+        max_partials_per_key=options.max_partials_per_key,
+        emit_timeouts=options.emit_timeouts,
+        slow_key_threshold=options.slow_key_threshold,
+    )
+    spark: SparkSession = events.sparkSession
+    rows = _engine_rows(events, compiled, key, time, options)
+    jdf = call_engine(
+        spark,
+        "detect",
+        lambda jvm: jvm.io.streamwarden.engine.PatternDetector.detect(
+            rows._jdf, compiled.plan_json
+        ),
+    )
+    return DetectResult(DataFrame(jdf, spark), compiled)
+
+
+def _engine_rows(
+    events: DataFrame, compiled: CompiledPattern, key: str, time: str, options: PatternOptions
+) -> DataFrame:
+    """The layout of ``PatternRows.java``; the watermark is declared and its column dropped so
+    that Spark does not silently filter late rows: the engine dead-letters them instead."""
+    ts_type = events.schema[time].dataType
+    ts_ms: Column = (
+        F.unix_millis(F.col(time))
+        if isinstance(ts_type, T.TimestampType | T.TimestampNTZType | T.DateType)
+        else F.col(time).cast("long")
+    )
+    missing = F.col(key).isNull() | ts_ms.isNull()
+    raw = F.col("raw") if "raw" in events.columns else F.to_json(F.struct(*events.columns))
+    missing_field = F.when(F.col(key).isNull(), F.lit(key)).otherwise(F.lit(time))
+    rows = events.select(
+        F.when(missing, F.concat(F.lit("\u0000rejected:"), F.pmod(F.xxhash64(raw), F.lit(8))))
+        .otherwise(F.col(key).cast("string"))
+        .alias("key"),
+        F.when(missing, KIND_REJECTED).otherwise(KIND_EVENT).cast("int").alias("kind"),
+        ts_ms.alias("ts_ms"),
+        compiled.mask.alias("mask"),
+        F.array(*[F.col(f).cast("string") for f in compiled.fields])
+        .cast("array<string>")
+        .alias("values"),
+        F.when(missing, raw).alias("raw"),
+        F.when(missing, F.lit(Reason.MISSING_FIELD.value)).alias("reason"),
+        F.when(missing, F.concat(F.lit("field '"), missing_field, F.lit("' is null"))).alias(
+            "detail"
+        ),
+        F.when(missing, F.col(key).cast("string")).alias("user"),
+        F.timestamp_millis(ts_ms).alias("_event_time"),
+    )
+    if options.prefilter and compiled.prefilter_safe:
+        rows = rows.where((F.col("mask") != 0) | (F.col("kind") != KIND_EVENT))
+    delay = f"{int(options.max_out_of_orderness.total_seconds() * 1000)} milliseconds"
+    return rows.withWatermark("_event_time", delay).drop("_event_time")
+
+
+def _events(fields: Sequence[str]) -> Column:
+    zipped = F.arrays_zip("ev_stage", "ev_ts_ms", "ev_values")
+    return F.transform(
+        zipped,
+        lambda z: F.struct(
+            z["ev_stage"].alias("stage"),
+            F.timestamp_millis(z["ev_ts_ms"]).alias("event_time"),
+            *[z["ev_values"][i].alias(f) for i, f in enumerate(fields)],
+        ),
+    )
+
+
+def match_rows(combined: DataFrame, fields: Sequence[str]) -> DataFrame:
+    return combined.where(F.col("kind") == "match").select(
+        "key",
+        "match_id",
+        F.timestamp_millis("start_ms").alias("match_start"),
+        F.timestamp_millis("end_ms").alias("match_end"),
+        _events(fields).alias("events"),
+    )
+
+
+def timeout_rows(combined: DataFrame, fields: Sequence[str]) -> DataFrame:
+    return combined.where(F.col("kind") == "timeout").select(
+        "key",
+        "match_id",
+        F.timestamp_millis("start_ms").alias("match_start"),
+        F.timestamp_millis("end_ms").alias("match_end"),
+        F.timestamp_millis("deadline_ms").alias("deadline"),
+        _events(fields).alias("events"),
+    )
+
+
+def dead_letter_rows(combined: DataFrame) -> DataFrame:
+    return combined.where(F.col("kind") == "dead_letter").select(
+        "raw",
+        "reason",
+        "detail",
+        "key",
+        F.timestamp_millis("event_ts_ms").alias("event_time"),
+        F.current_timestamp().alias("ingest_time"),
+    )

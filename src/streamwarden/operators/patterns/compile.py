@@ -1,0 +1,127 @@
+"""Compiles a :class:`Pattern` into what runs: one native Spark column of stage bits, and the
+JSON plan of the NFA that the Java engine (``PatternPlan.java``) reads."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+
+from streamwarden.errors import PatternError
+from streamwarden.operators.patterns.pattern import Contiguity, Pattern, Stage, StageKind
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+__all__ = ["CompiledPattern", "compile_pattern"]
+
+
+@dataclass(frozen=True)
+class CompiledPattern:
+    """``mask`` sets bit *i* when an event meets stage *i*'s condition; ``fields`` are the
+    event fields the engine carries (for comparisons and for the output)."""
+
+    pattern: Pattern
+    mask: Column
+    fields: tuple[str, ...]
+    plan: dict[str, Any]
+
+    @property
+    def plan_json(self) -> str:
+        return json.dumps(self.plan)
+
+    @property
+    def prefilter_safe(self) -> bool:
+        """True if an event meeting no stage condition can change no match, so it may be
+        dropped before the stateful step: every contiguity is relaxed (or any) and there is no
+        ``not_next``."""
+        for i, stage in enumerate(self.pattern.stages):
+            if stage.kind == StageKind.NOT_NEXT:
+                return False
+            if i > 0 and stage.contiguity == Contiguity.STRICT:
+                return False
+            if stage.looping and stage.inner == Contiguity.STRICT:
+                return False
+        return True
+
+
+def compile_pattern(
+    pattern: Pattern,
+    fields: Sequence[str] = (),
+    numeric_fields: frozenset[str] = frozenset(),
+    *,
+    max_partials_per_key: int = 1000,
+    emit_timeouts: bool = False,
+    slow_key_threshold: timedelta | None = None,
+) -> CompiledPattern:
+    """``fields`` are carried to the output; fields that ``where_previous`` compares are added.
+    ``numeric_fields`` are compared as numbers, the others as strings."""
+    pattern.check()
+    assert pattern.window is not None  # check() guarantees it
+    if max_partials_per_key < 1:
+        raise PatternError(f"max_partials_per_key must be >= 1, got {max_partials_per_key}")
+    carried = list(dict.fromkeys(fields))
+    for stage in pattern.stages:
+        for prev in stage.previous:
+            if prev.field not in carried:
+                carried.append(prev.field)
+    names = pattern.stage_names
+    stages = [_stage_plan(s, names, carried, numeric_fields) for s in pattern.stages]
+    skip = pattern.after_match
+    plan = {
+        "stages": stages,
+        "fields": carried,
+        "within_ms": _ms(pattern.window),
+        "skip": {
+            "kind": skip.kind.value,
+            "stage": -1 if skip.stage is None else names.index(skip.stage),
+        },
+        "max_partials_per_key": max_partials_per_key,
+        "emit_timeouts": emit_timeouts,
+        "slow_key_threshold_ms": 0 if slow_key_threshold is None else _ms(slow_key_threshold),
+    }
+    bits = [
+        F.when(F.coalesce(_condition(s), F.lit(False)), F.lit(1 << i)).otherwise(F.lit(0))
+        for i, s in enumerate(pattern.stages)
+    ]
+    mask = reduce(lambda a, b: a.bitwiseOR(b), bits).cast("long")
+    return CompiledPattern(pattern, mask, tuple(carried), plan)
+
+
+def _condition(stage: Stage) -> Column:
+    when_all = reduce(lambda a, b: a & b, stage.conditions) if stage.conditions else None
+    options = [c for c in (when_all, *stage.alternatives) if c is not None]
+    return reduce(lambda a, b: a | b, options)
+
+
+def _stage_plan(
+    stage: Stage, names: tuple[str, ...], carried: list[str], numeric: frozenset[str]
+) -> dict[str, Any]:
+    return {
+        "name": stage.name,
+        "kind": stage.kind.value,
+        "contiguity": stage.contiguity.value,
+        "inner": stage.inner.value,
+        "min": 0 if stage.negation else stage.min_times,
+        "max": -1 if stage.max_times is None else stage.max_times,
+        "greedy": stage.greedy,
+        "optional": stage.optional,
+        "field_conditions": [
+            {
+                "field": carried.index(p.field),
+                "op": p.op,
+                "ref_stage": names.index(p.stage),
+                "numeric": p.field in numeric,
+            }
+            for p in stage.previous
+        ],
+    }
+
+
+def _ms(value: timedelta) -> int:
+    return int(value.total_seconds() * 1000)

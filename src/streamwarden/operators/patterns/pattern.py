@@ -1,0 +1,261 @@
+"""The pattern DSL: stages, contiguity, quantifiers and a deadline, in the spirit of Flink's
+Pattern API.
+
+A pattern is immutable; every call returns a new one, so a pattern can be shared and extended::
+
+    scans = (
+        Pattern.begin("first").where(F.col("type") == "scan")
+        .followed_by("second").where(F.col("type") == "scan")
+        .within(timedelta(minutes=30))
+        .skip(AfterMatch.skip_past_last_event())
+    )
+
+Stage conditions are Spark Column expressions, evaluated natively before the stateful step;
+comparisons with an earlier stage's event (:meth:`Pattern.where_previous`) are evaluated by the
+engine on the partial match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from streamwarden.errors import PatternError
+from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+__all__ = ["Contiguity", "Pattern", "PreviousCondition", "Stage", "StageKind"]
+
+COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+NO_SKIP = AfterMatch(SkipKind.NO_SKIP)
+
+
+class Contiguity(StrEnum):
+    """How events relate: ``strict`` (next event), ``relaxed`` (skip non-matching events),
+    ``any`` (also skip matching ones: every combination)."""
+
+    STRICT = "strict"
+    RELAXED = "relaxed"
+    ANY = "any"
+
+
+class StageKind(StrEnum):
+    NORMAL = "normal"
+    NOT_NEXT = "not_next"
+    NOT_FOLLOWED_BY = "not_followed_by"
+
+
+@dataclass(frozen=True)
+class PreviousCondition:
+    """``field`` of this event ``op`` the same field of ``stage``'s last matched event."""
+
+    field: str
+    op: str
+    stage: str
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One named stage: its conditions (ANDed; ``or_`` adds alternatives) and quantifier."""
+
+    name: str
+    kind: StageKind = StageKind.NORMAL
+    contiguity: Contiguity = Contiguity.RELAXED
+    conditions: tuple[Column, ...] = ()
+    alternatives: tuple[Column, ...] = ()
+    previous: tuple[PreviousCondition, ...] = ()
+    min_times: int = 1
+    max_times: int | None = 1
+    optional: bool = False
+    greedy: bool = False
+    inner: Contiguity = Contiguity.RELAXED
+
+    @property
+    def looping(self) -> bool:
+        return self.max_times is None or self.max_times > 1
+
+    @property
+    def negation(self) -> bool:
+        return self.kind != StageKind.NORMAL
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A sequence of stages with a deadline (``within``) and an after-match skip strategy."""
+
+    stages: tuple[Stage, ...]
+    window: timedelta | None = None
+    after_match: AfterMatch = NO_SKIP
+
+    # -- building ---------------------------------------------------------------------------
+    @classmethod
+    def begin(cls, name: str) -> Pattern:
+        """Starts a pattern with its first stage."""
+        return cls(stages=(Stage(_checked_name(name, ()), contiguity=Contiguity.STRICT),))
+
+    def next(self, name: str) -> Pattern:
+        """A stage whose event must directly follow the previous stage's (strict)."""
+        return self._append(name, StageKind.NORMAL, Contiguity.STRICT)
+
+    def followed_by(self, name: str) -> Pattern:
+        """A stage whose event may come after non-matching events (relaxed)."""
+        return self._append(name, StageKind.NORMAL, Contiguity.RELAXED)
+
+    def followed_by_any(self, name: str) -> Pattern:
+        """Like ``followed_by``, but matching events may be skipped too (every combination)."""
+        return self._append(name, StageKind.NORMAL, Contiguity.ANY)
+
+    def not_next(self, name: str) -> Pattern:
+        """Discards the partial match if the very next event meets this stage's condition."""
+        return self._append(name, StageKind.NOT_NEXT, Contiguity.STRICT)
+
+    def not_followed_by(self, name: str) -> Pattern:
+        """Discards the partial match if an event meeting this stage's condition comes before
+        the next stage's event (or, as the last stage, before the window closes)."""
+        return self._append(name, StageKind.NOT_FOLLOWED_BY, Contiguity.RELAXED)
+
+    def where(self, condition: Column) -> Pattern:
+        """Adds a condition (a boolean Spark Column) to the current stage; conditions AND."""
+        return self._with_last(conditions=(*self._last.conditions, condition))
+
+    def or_(self, condition: Column) -> Pattern:
+        """Lets the current stage accept events meeting ``condition`` instead."""
+        return self._with_last(alternatives=(*self._last.alternatives, condition))
+
+    def where_previous(self, field: str, op: str, stage: str) -> Pattern:
+        """Requires ``field`` of this event to compare (``op``) with the same field of the last
+        event matched by the earlier ``stage``, e.g. ``where_previous("url", "!=", "first")``."""
+        if op not in COMPARISONS:
+            raise PatternError(f"comparison {op!r} is not one of {', '.join(COMPARISONS)}")
+        earlier = [s.name for s in self.stages[:-1] if not s.negation]
+        if stage not in earlier:
+            raise PatternError(
+                f"stage {self._last.name!r} compares with {stage!r}, which is not an earlier "
+                f"stage that matches events; earlier stages: {', '.join(earlier) or 'none'}"
+            )
+        cond = PreviousCondition(field, op, stage)
+        return self._with_last(previous=(*self._last.previous, cond))
+
+    def times(self, n: int, m: int | None = None) -> Pattern:
+        """Exactly ``n`` events, or from ``n`` to ``m`` when ``m`` is given."""
+        high = n if m is None else m
+        if n < 1 or high < n:
+            raise PatternError(f"times({n}, {m}) on {self._last.name!r}: need 1 <= n <= m")
+        return self._quantified(min_times=n, max_times=high)
+
+    def times_or_more(self, n: int) -> Pattern:
+        """``n`` or more events."""
+        if n < 1:
+            raise PatternError(f"times_or_more({n}) on {self._last.name!r}: need n >= 1")
+        return self._quantified(min_times=n, max_times=None)
+
+    def one_or_more(self) -> Pattern:
+        """One or more events."""
+        return self.times_or_more(1)
+
+    def optional(self) -> Pattern:
+        """The current stage may match no event at all."""
+        if len(self.stages) == 1:
+            raise PatternError(
+                f"the first stage {self._last.name!r} cannot be optional: a match must start "
+                "with an event"
+            )
+        return self._with_last(optional=True)
+
+    def greedy(self) -> Pattern:
+        """A looping stage takes as many events as it can before the next stage starts."""
+        if not self._last.looping:
+            raise PatternError(f"greedy() needs a looping stage; {self._last.name!r} is not")
+        return self._with_last(greedy=True)
+
+    def consecutive(self) -> Pattern:
+        """A looping stage's events must follow each other directly (strict inside the loop)."""
+        if not self._last.looping:
+            raise PatternError(f"consecutive() needs a looping stage; {self._last.name!r} is not")
+        return self._with_last(inner=Contiguity.STRICT)
+
+    def allow_combinations(self) -> Pattern:
+        """A looping stage may skip matching events too (every combination inside the loop)."""
+        if not self._last.looping:
+            raise PatternError(
+                f"allow_combinations() needs a looping stage; {self._last.name!r} is not"
+            )
+        return self._with_last(inner=Contiguity.ANY)
+
+    def within(self, duration: timedelta) -> Pattern:
+        """The deadline: a match must complete within ``duration`` of its first event. Every
+        partial match is dropped at that deadline, so state cannot leak (lesson L3)."""
+        if duration <= timedelta(0):
+            raise PatternError(f"within({duration!r}): the window must be > 0")
+        return replace(self, window=duration)
+
+    def skip(self, strategy: AfterMatch) -> Pattern:
+        """Which partial matches to discard after a match (default: no skip)."""
+        if strategy.stage is not None and strategy.stage not in self.stage_names:
+            raise PatternError(
+                f"{strategy.kind.value}({strategy.stage!r}) names no stage of this pattern; "
+                f"stages: {', '.join(self.stage_names)}"
+            )
+        return replace(self, after_match=strategy)
+
+    # -- reading ----------------------------------------------------------------------------
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.stages)
+
+    def check(self) -> None:
+        """Raises :class:`PatternError` if the pattern cannot run (e.g. it has no deadline)."""
+        if self.window is None:
+            raise PatternError(
+                "the pattern has no deadline: add .within(timedelta(...)); without one a "
+                "partial match could wait forever and state would leak (lesson L3)"
+            )
+        last = self.stages[-1]
+        if last.kind == StageKind.NOT_NEXT:
+            raise PatternError(
+                f"the pattern ends with not_next({last.name!r}), which can never complete; "
+                "end it with not_followed_by() or a normal stage"
+            )
+        if len(self.stages) > 62:
+            raise PatternError(f"a pattern has at most 62 stages, this one {len(self.stages)}")
+        for stage in self.stages:
+            if not stage.conditions and not stage.alternatives:
+                raise PatternError(
+                    f"stage {stage.name!r} has no condition; add .where(...) (F.lit(True) "
+                    "accepts every event)"
+                )
+        for before, stage in zip(self.stages, self.stages[1:], strict=False):
+            if stage.negation and before.optional:
+                raise PatternError(
+                    f"negation {stage.name!r} follows optional stage {before.name!r}, "
+                    "which is ambiguous; make the earlier stage mandatory"
+                )
+
+    # -- internals --------------------------------------------------------------------------
+    @property
+    def _last(self) -> Stage:
+        return self.stages[-1]
+
+    def _append(self, name: str, kind: StageKind, contiguity: Contiguity) -> Pattern:
+        stage = Stage(_checked_name(name, self.stage_names), kind=kind, contiguity=contiguity)
+        return replace(self, stages=(*self.stages, stage))
+
+    def _with_last(self, **changes: object) -> Pattern:
+        return replace(self, stages=(*self.stages[:-1], replace(self._last, **changes)))  # type: ignore[arg-type]
+
+    def _quantified(self, *, min_times: int, max_times: int | None) -> Pattern:
+        if self._last.negation:
+            raise PatternError(f"negation {self._last.name!r} cannot take a quantifier")
+        return self._with_last(min_times=min_times, max_times=max_times)
+
+
+def _checked_name(name: str, taken: tuple[str, ...]) -> str:
+    if not name or ":" in name:
+        raise PatternError(f"stage name {name!r} must be non-empty and contain no ':'")
+    if name in taken:
+        raise PatternError(f"stage name {name!r} is used twice; names must be unique")
+    return name

@@ -1,0 +1,115 @@
+"""``PatternTester``: a pattern's rules micro-batch by micro-batch, with no streaming query.
+
+Stage conditions are evaluated by Spark exactly as in :func:`detect` (the compiled mask
+column, on a small batch DataFrame); the NFA is the Java class the operator runs, driven with
+transformWithState's order: each key's rows first (too-late ones dead-lettered), then the
+timers the watermark has passed. State goes through its binary encoding at every step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+
+from streamwarden.operators.patterns.compile import compile_pattern
+from streamwarden.operators.patterns.pattern import Pattern
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["PatternTester"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_ms(moment: datetime | int) -> int:
+    if isinstance(moment, int):
+        return moment
+    if moment.tzinfo is None:
+        raise ValueError(f"times must be timezone-aware, got naive {moment!r}")
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+class PatternTester:
+    """Feeds events (dicts with ``key``, ``ts`` and the fields the conditions read) to the
+    pattern engine. Times are timezone-aware datetimes or epoch milliseconds."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        pattern: Pattern,
+        *,
+        fields: Sequence[str] = ("name",),
+        emit_timeouts: bool = False,
+        max_partials_per_key: int = 1000,
+    ) -> None:
+        self._spark = spark
+        self._fields = tuple(fields)
+        self.compiled = compile_pattern(
+            pattern,
+            self._fields,
+            emit_timeouts=emit_timeouts,
+            max_partials_per_key=max_partials_per_key,
+        )
+        self._harness = spark._jvm.io.streamwarden.engine.testing.PatternHarness(  # type: ignore[union-attr]
+            self.compiled.plan_json
+        )
+
+    def run_batch(
+        self, events: Sequence[Mapping[str, Any]], watermark: datetime | int
+    ) -> list[dict[str, Any]]:
+        """One micro-batch whose watermark (for eviction) is ``watermark``."""
+        payload = []
+        if events:
+            columns = list(dict.fromkeys(k for e in events for k in e))
+            rows = [tuple(e.get(c) for c in columns) for e in events]
+            df = self._spark.createDataFrame(rows, schema=columns)
+            masks = df.select(
+                self.compiled.mask.alias("mask"),
+                F.array(*[F.col(f).cast("string") for f in self.compiled.fields]).alias("values"),
+            ).collect()
+            for event, row in zip(events, masks, strict=True):
+                payload.append(
+                    {
+                        "key": str(event["key"]),
+                        "ts_ms": to_ms(event["ts"]),
+                        "mask": row["mask"],
+                        "values": list(row["values"]),
+                    }
+                )
+        out: list[dict[str, Any]] = json.loads(
+            self._harness.runBatch(json.dumps(payload), to_ms(watermark))
+        )
+        return out
+
+    def run(
+        self, events: Sequence[Mapping[str, Any]], *, close: bool = True
+    ) -> list[dict[str, Any]]:
+        """All events in one batch, then (``close``) a watermark past every deadline."""
+        first = self.run_batch(events, -1)
+        if not close:
+            return first
+        last = max((to_ms(e["ts"]) for e in events), default=0)
+        window = self.compiled.plan["within_ms"]
+        return first + self.run_batch([], last + window + 1)
+
+    def peek_state(self, key: str) -> dict[str, Any] | None:
+        text = self._harness.peek(key)
+        return None if text is None else dict(json.loads(text))
+
+    @property
+    def state_rows(self) -> int:
+        return int(self._harness.stateRows())
+
+    @property
+    def state_bytes(self) -> int:
+        return int(self._harness.stateBytes())
+
+
+def matched_names(out: Sequence[Mapping[str, Any]], kind: str = "match") -> list[list[str]]:
+    """The ``name`` field of each event of each output of ``kind``, in output order."""
+    return [[e["values"][0] for e in o["events"]] for o in out if o["kind"] == kind]

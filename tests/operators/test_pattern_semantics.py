@@ -1,0 +1,330 @@
+"""Pattern semantics, hand-worked and from Flink's CEP documentation (whose documented outputs
+these reproduce), driven through ``PatternTester``: Spark evaluates the conditions, the Java
+NFA the operator runs does the matching."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from streamwarden.errors import PatternError
+from streamwarden.operators.patterns import AfterMatch, Pattern
+from streamwarden.testing.pattern_tester import PatternTester, matched_names
+
+pytestmark = pytest.mark.spark
+
+WINDOW = timedelta(hours=1)
+
+
+def named(prefix: str) -> Column:
+    return F.col("name").startswith(prefix)
+
+
+def stream(*names: str, key: str = "k", step_ms: int = 1000) -> list[dict[str, Any]]:
+    return [{"key": key, "ts": (i + 1) * step_ms, "name": n} for i, n in enumerate(names)]
+
+
+def matches(spark: Any, pattern: Pattern, *names: str) -> list[list[str]]:
+    return matched_names(PatternTester(spark, pattern).run(stream(*names)))
+
+
+def a_then_b(contiguity: str) -> Pattern:
+    start = Pattern.begin("a").where(named("a"))
+    chained = getattr(start, contiguity)("b")
+    return chained.where(named("b")).within(WINDOW)
+
+
+# -- contiguity: Flink docs, "Combining Patterns" ------------------------------------------
+@pytest.mark.parametrize(
+    ("contiguity", "expected"),
+    [
+        ("next", []),
+        ("followed_by", [["a", "b1"]]),
+        ("followed_by_any", [["a", "b1"], ["a", "b2"]]),
+    ],
+)
+def test_contiguity_between_stages(spark: Any, contiguity: str, expected: list[Any]) -> None:
+    assert matches(spark, a_then_b(contiguity), "a", "c", "b1", "b2") == expected
+
+
+# -- contiguity inside loops: Flink docs, consecutive() -------------------------------------
+def c_a_plus_b(consecutive: bool) -> Pattern:
+    p = Pattern.begin("start").where(named("C")).followed_by("middle").where(named("A"))
+    p = p.one_or_more()
+    if consecutive:
+        p = p.consecutive()
+    return p.followed_by("end").where(named("B")).within(WINDOW)
+
+
+def test_consecutive_loop_breaks_on_a_non_matching_event(spark: Any) -> None:
+    got = matches(spark, c_a_plus_b(True), "C", "D", "A1", "A2", "A3", "D", "A4", "B")
+    assert sorted(got) == sorted(
+        [["C", "A1", "B"], ["C", "A1", "A2", "B"], ["C", "A1", "A2", "A3", "B"]]
+    )
+
+
+def test_relaxed_loop_ignores_non_matching_events(spark: Any) -> None:
+    got = matches(spark, c_a_plus_b(False), "C", "D", "A1", "A2", "A3", "D", "A4", "B")
+    assert sorted(got) == sorted(
+        [
+            ["C", "A1", "B"],
+            ["C", "A1", "A2", "B"],
+            ["C", "A1", "A2", "A3", "B"],
+            ["C", "A1", "A2", "A3", "A4", "B"],
+        ]
+    )
+
+
+# -- after-match skip strategies: Flink docs table for `b+ c` on b1 b2 b3 c ------------------
+def b_plus_c(skip: AfterMatch) -> Pattern:
+    return (
+        Pattern.begin("b")
+        .where(named("b"))
+        .one_or_more()
+        .next("c")
+        .where(named("c"))
+        .within(WINDOW)
+        .skip(skip)
+    )
+
+
+@pytest.mark.parametrize(
+    ("skip", "expected"),
+    [
+        (AfterMatch.no_skip(), [["b1", "b2", "b3", "c"], ["b2", "b3", "c"], ["b3", "c"]]),
+        (AfterMatch.skip_to_next(), [["b1", "b2", "b3", "c"], ["b2", "b3", "c"], ["b3", "c"]]),
+        (AfterMatch.skip_past_last_event(), [["b1", "b2", "b3", "c"]]),
+        (AfterMatch.skip_to_first("b"), [["b1", "b2", "b3", "c"], ["b2", "b3", "c"], ["b3", "c"]]),
+        (AfterMatch.skip_to_last("b"), [["b1", "b2", "b3", "c"], ["b3", "c"]]),
+    ],
+    ids=lambda v: v.kind.value if isinstance(v, AfterMatch) else "",
+)
+def test_skip_strategies_on_flinks_example(
+    spark: Any, skip: AfterMatch, expected: list[list[str]]
+) -> None:
+    assert matches(spark, b_plus_c(skip), "b1", "b2", "b3", "c") == expected
+
+
+def test_skip_to_next_versus_no_skip_on_a_loop_at_the_end(spark: Any) -> None:
+    pattern = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b"))
+    pattern = pattern.one_or_more().within(WINDOW)
+    events = ("a", "b1", "b2", "b3")
+    assert matches(spark, pattern, *events) == [
+        ["a", "b1"],
+        ["a", "b1", "b2"],
+        ["a", "b1", "b2", "b3"],
+    ]
+    assert matches(spark, pattern.skip(AfterMatch.skip_to_next()), *events) == [["a", "b1"]]
+
+
+def abc_greedy(skip: AfterMatch) -> Pattern:
+    """Flink docs: `(a | b | c) (b | c) c+.greedy d` on `a b c1 c2 c3 d`."""
+    return (
+        Pattern.begin("x")
+        .where(named("a") | named("b") | named("c"))
+        .next("y")
+        .where(named("b") | named("c"))
+        .next("z")
+        .where(named("c"))
+        .one_or_more()
+        .greedy()
+        .consecutive()
+        .next("w")
+        .where(named("d"))
+        .within(WINDOW)
+        .skip(skip)
+    )
+
+
+def test_greedy_loop_no_skip(spark: Any) -> None:
+    got = matches(spark, abc_greedy(AfterMatch.no_skip()), "a", "b", "c1", "c2", "c3", "d")
+    assert got == [
+        ["a", "b", "c1", "c2", "c3", "d"],
+        ["b", "c1", "c2", "c3", "d"],
+        ["c1", "c2", "c3", "d"],
+    ]
+
+
+def test_skip_to_first_of_the_greedy_stage(spark: Any) -> None:
+    got = matches(spark, abc_greedy(AfterMatch.skip_to_first("z")), "a", "b", "c1", "c2", "c3", "d")
+    assert got == [["a", "b", "c1", "c2", "c3", "d"], ["c1", "c2", "c3", "d"]]
+
+
+# -- quantifiers, hand-worked ----------------------------------------------------------------
+def test_times_exactly_takes_that_many_events(spark: Any) -> None:
+    pattern = Pattern.begin("a").where(named("a")).times(3).within(WINDOW)
+    got = matches(spark, pattern.skip(AfterMatch.skip_past_last_event()), "a1", "a2", "a3", "a4")
+    assert got == [["a1", "a2", "a3"]]
+
+
+def test_times_range_reports_each_length(spark: Any) -> None:
+    pattern = (
+        Pattern.begin("s")
+        .where(named("s"))
+        .followed_by("a")
+        .where(named("a"))
+        .times(2, 3)
+        .within(WINDOW)
+    )
+    assert matches(spark, pattern, "s", "a1", "x", "a2", "a3", "a4") == [
+        ["s", "a1", "a2"],
+        ["s", "a1", "a2", "a3"],
+    ]
+
+
+def test_optional_stage_may_be_skipped(spark: Any) -> None:
+    pattern = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .optional()
+        .followed_by("c")
+        .where(named("c"))
+        .within(WINDOW)
+    )
+    assert matches(spark, pattern, "a", "x", "c") == [["a", "c"]]
+    assert sorted(matches(spark, pattern, "a", "b", "c")) == [["a", "b", "c"], ["a", "c"]]
+
+
+def test_greedy_takes_events_the_next_stage_would_also_accept(spark: Any) -> None:
+    loop = Pattern.begin("s").where(named("s")).followed_by("n").where(named("n")).one_or_more()
+    plain = loop.followed_by("e").where(named("n2")).within(WINDOW)
+    greedy = loop.greedy().followed_by("e").where(named("n2")).within(WINDOW)
+    events = ("s", "n1", "n2")
+    assert matches(spark, plain, *events) == [["s", "n1", "n2"]]
+    assert matches(spark, greedy, *events) == []  # n2 was taken by the loop; no end event left
+
+
+# -- negations ---------------------------------------------------------------------------------
+def test_not_next_discards_when_the_very_next_event_meets_it(spark: Any) -> None:
+    pattern = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_next("no")
+        .where(named("x"))
+        .followed_by("b")
+        .where(named("b"))
+        .within(WINDOW)
+    )
+    assert matches(spark, pattern, "a", "x", "b") == []
+    assert matches(spark, pattern, "a", "y", "x", "b") == [["a", "b"]]
+
+
+def test_not_followed_by_discards_on_any_event_before_the_next_stage(spark: Any) -> None:
+    pattern = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("no")
+        .where(named("x"))
+        .followed_by("b")
+        .where(named("b"))
+        .within(WINDOW)
+    )
+    assert matches(spark, pattern, "a", "y", "x", "b") == []
+    assert matches(spark, pattern, "a", "y", "b", "x") == [["a", "b"]]
+
+
+def test_not_followed_by_at_the_end_matches_when_the_window_closes_clean(spark: Any) -> None:
+    pattern = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .not_followed_by("no")
+        .where(named("x"))
+        .within(timedelta(seconds=10))
+    )
+    tester = PatternTester(spark, pattern)
+    clean = tester.run(stream("a1", "y"))  # no x within 10 s of a1
+    assert matched_names(clean) == [["a1"]]
+    tester = PatternTester(spark, pattern)
+    spoiled = tester.run(stream("a1", "y", "x"))
+    assert matched_names(spoiled) == []
+
+
+# -- conditions on earlier events --------------------------------------------------------------
+def test_where_previous_compares_with_the_earlier_stages_event(spark: Any) -> None:
+    pattern = (
+        Pattern.begin("first")
+        .where(F.col("kind") == "scan")
+        .followed_by("second")
+        .where(F.col("kind") == "scan")
+        .where_previous("host", "!=", "first")
+        .within(WINDOW)
+        .skip(AfterMatch.skip_past_last_event())
+    )
+    events = [
+        {"key": "actor", "ts": 1000, "kind": "scan", "host": "h1"},
+        {"key": "actor", "ts": 2000, "kind": "scan", "host": "h1"},
+        {"key": "actor", "ts": 3000, "kind": "scan", "host": "h2"},
+    ]
+    out = PatternTester(spark, pattern, fields=("host",)).run(events)
+    assert [[e["values"][0] for e in m["events"]] for m in out] == [["h1", "h2"]]
+
+
+# -- time: window, timeouts, order, lateness ---------------------------------------------------
+def test_events_further_apart_than_the_window_do_not_match(spark: Any) -> None:
+    pattern = a_then_b("followed_by").within(timedelta(seconds=10))
+    assert matches(spark, pattern, "a", "b") == [["a", "b"]]
+    far = [{"key": "k", "ts": 0 + 1, "name": "a"}, {"key": "k", "ts": 10_001, "name": "b"}]
+    assert matched_names(PatternTester(spark, pattern).run(far)) == []
+
+
+def test_timed_out_partial_matches_are_reported_once_each(spark: Any) -> None:
+    pattern = a_then_b("followed_by").within(timedelta(seconds=10))
+    tester = PatternTester(spark, pattern, emit_timeouts=True)
+    out = tester.run_batch(stream("a1", "x", key="k1") + stream("a2", key="k2"), -1)
+    out += tester.run_batch([], 5_000)
+    out += tester.run_batch([], 20_000)
+    out += tester.run_batch([], 40_000)
+    timeouts = sorted((o["key"], matched_names([o], "timeout")[0][0]) for o in out)
+    assert timeouts == [("k1", "a1"), ("k2", "a2")]
+    assert tester.state_rows == 0
+
+
+def test_events_are_matched_in_event_time_order_across_batches(spark: Any) -> None:
+    pattern = a_then_b("next")
+    tester = PatternTester(spark, pattern)
+    out = tester.run_batch([{"key": "k", "ts": 2000, "name": "b"}], 0)
+    out += tester.run_batch([{"key": "k", "ts": 1000, "name": "a"}], 500)
+    out += tester.run_batch([], 3000)
+    assert matched_names(out) == [["a", "b"]]
+
+
+def test_an_event_behind_the_watermark_is_dead_lettered_too_late(spark: Any) -> None:
+    tester = PatternTester(spark, a_then_b("followed_by"))
+    out = tester.run_batch([{"key": "k", "ts": 1000, "name": "a"}], 5000)
+    assert [(o["kind"], o["reason"]) for o in out] == [("dead_letter", "too_late")]
+    assert tester.state_rows == 0
+
+
+def test_state_is_gone_once_the_window_has_passed_even_if_the_key_goes_quiet(spark: Any) -> None:
+    tester = PatternTester(spark, a_then_b("followed_by").within(timedelta(seconds=30)))
+    tester.run_batch(stream("a", "x", "y"), 0)
+    tester.run_batch([], 3_000)
+    assert tester.peek_state("k") is not None  # the partial match {a} waits for a b
+    tester.run_batch([], 31_000)
+    assert tester.peek_state("k") is None
+
+
+def test_partial_matches_per_key_are_capped_and_the_overflow_reported(spark: Any) -> None:
+    pattern = a_then_b("followed_by")
+    tester = PatternTester(spark, pattern, max_partials_per_key=3)
+    out = tester.run(stream("a1", "a2", "a3", "a4", "a5"), close=False)
+    out += tester.run_batch([], 10_000)
+    assert sum(o["dropped"] for o in out if o["kind"] == "overflow") == 2
+    assert len(tester.peek_state("k")["partials"]) == 3  # type: ignore[index]
+
+
+# -- a pattern that cannot run is refused with the fix -----------------------------------------
+def test_a_pattern_without_deadline_is_refused(spark: Any) -> None:
+    with pytest.raises(PatternError, match=r"add \.within"):
+        PatternTester(spark, Pattern.begin("a").where(named("a")))
+
+
+def test_comparing_with_an_unknown_stage_is_refused() -> None:
+    with pytest.raises(PatternError, match="not an earlier stage"):
+        Pattern.begin("a").where(named("a")).followed_by("b").where_previous("x", "==", "zz")
