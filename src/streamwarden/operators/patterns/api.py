@@ -40,6 +40,9 @@ class PatternOptions:
     emit_timeouts: bool = False
     slow_key_threshold: timedelta | None = timedelta(seconds=1)
     prefilter: bool = True
+    #: Keeps each key's state record even when it holds nothing: lesson L1's leak, on purpose,
+    #: so that tests can show the leak is visible. Never set it in a pipeline.
+    debug_keep_empty_state: bool = False
 
     def __post_init__(self) -> None:
         if self.max_out_of_orderness < timedelta(0):
@@ -116,6 +119,7 @@ def detect(
         max_partials_per_key=options.max_partials_per_key,
         emit_timeouts=options.emit_timeouts,
         slow_key_threshold=options.slow_key_threshold,
+        debug_keep_empty_state=options.debug_keep_empty_state,
     )
     spark: SparkSession = events.sparkSession
     rows = _engine_rows(events, compiled, key, time, options)
@@ -161,10 +165,15 @@ def _engine_rows(
         F.when(missing, F.col(key).cast("string")).alias("user"),
         F.timestamp_millis(ts_ms).alias("_event_time"),
     )
-    if options.prefilter and compiled.prefilter_safe:
-        rows = rows.where((F.col("mask") != 0) | (F.col("kind") != KIND_EVENT))
     delay = f"{int(options.max_out_of_orderness.total_seconds() * 1000)} milliseconds"
-    return rows.withWatermark("_event_time", delay).drop("_event_time")
+    rows = rows.withWatermark("_event_time", delay)
+    if options.prefilter and compiled.prefilter_safe:
+        # After the watermark: events that meet no stage still move event time forward. The
+        # predicate names the event-time column so that Spark cannot push it below the
+        # watermark (it pushes filters that do not); that column is never null for events.
+        relevant = (F.col("mask") != 0) | (F.col("kind") != KIND_EVENT)
+        rows = rows.where(relevant | F.col("_event_time").isNull())
+    return rows.drop("_event_time")
 
 
 def _events(fields: Sequence[str]) -> Column:

@@ -58,6 +58,7 @@ def compile_pattern(
     max_partials_per_key: int = 1000,
     emit_timeouts: bool = False,
     slow_key_threshold: timedelta | None = None,
+    debug_keep_empty_state: bool = False,
 ) -> CompiledPattern:
     """``fields`` are carried to the output; fields that ``where_previous`` compares are added.
     ``numeric_fields`` are compared as numbers, the others as strings."""
@@ -84,6 +85,7 @@ def compile_pattern(
         "max_partials_per_key": max_partials_per_key,
         "emit_timeouts": emit_timeouts,
         "slow_key_threshold_ms": 0 if slow_key_threshold is None else _ms(slow_key_threshold),
+        "debug_keep_empty_state": debug_keep_empty_state,
     }
     bits = [
         F.when(F.coalesce(_condition(s), F.lit(False)), F.lit(1 << i)).otherwise(F.lit(0))

@@ -93,9 +93,15 @@ public final class PatternPlan implements Serializable {
   public final int maxPartialsPerKey;
   public final boolean emitTimeouts;
   public final long slowKeyThresholdMs;
+  /**
+   * Keeps a key's state record even when it holds nothing: the leak of lesson L1, on purpose.
+   * Only for tests that must show a leak can be detected; never set by a pipeline.
+   */
+  public final boolean keepEmptyState;
 
   private PatternPlan(List<Stage> stages, List<String> fields, long withinMs, Skip skip,
-      int skipStage, int maxPartialsPerKey, boolean emitTimeouts, long slowKeyThresholdMs) {
+      int skipStage, int maxPartialsPerKey, boolean emitTimeouts, long slowKeyThresholdMs,
+      boolean keepEmptyState) {
     this.stages = stages;
     this.fields = fields;
     this.withinMs = withinMs;
@@ -104,6 +110,7 @@ public final class PatternPlan implements Serializable {
     this.maxPartialsPerKey = maxPartialsPerKey;
     this.emitTimeouts = emitTimeouts;
     this.slowKeyThresholdMs = slowKeyThresholdMs;
+    this.keepEmptyState = keepEmptyState;
   }
 
   public int size() {
@@ -141,7 +148,8 @@ public final class PatternPlan implements Serializable {
           Skip.valueOf(skip.get("kind").asText().toUpperCase()), skip.path("stage").asInt(-1),
           root.path("max_partials_per_key").asInt(1000),
           root.path("emit_timeouts").asBoolean(false),
-          root.path("slow_key_threshold_ms").asLong(0));
+          root.path("slow_key_threshold_ms").asLong(0),
+          root.path("debug_keep_empty_state").asBoolean(false));
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("bad pattern plan: " + e.getMessage(), e);
     }

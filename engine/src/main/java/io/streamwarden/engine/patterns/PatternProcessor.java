@@ -113,7 +113,7 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
       }
       s.timerMs = next;
     }
-    if (s.holdsNothing()) {
+    if (s.holdsNothing() && !plan.keepEmptyState) {
       state.clear();
     } else {
       state.update(s.encode());

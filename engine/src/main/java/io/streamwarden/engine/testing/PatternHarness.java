@@ -130,7 +130,7 @@ public final class PatternHarness {
       timers.put(key, next);
     }
     s.timerMs = next;
-    if (s.holdsNothing()) {
+    if (s.holdsNothing() && !plan.keepEmptyState) {
       states.remove(key);
     } else {
       states.put(key, s.encode());

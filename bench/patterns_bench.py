@@ -1,0 +1,219 @@
+"""Patterns benchmark: streamwarden ``detect`` vs Flink SQL ``MATCH_RECOGNIZE``, same files.
+
+Run with ``make bench-patterns`` (or ``.venv/bin/python bench/patterns_bench.py``). It uses the
+sessions benchmark's data set (generated once, cached under bench/data) and measures, in this
+one process:
+
+  (a) read + validate, no state: the ceiling of any operator on this source
+  (p1) "page 1 followed by page 2 of the same user within 30 minutes, skip past last event"
+  (p3) three stages with a quantifier: page 1, then one or more of pages 2..5, then page 6,
+       within 30 minutes, skip past last event
+  (f1), (f3) the same two patterns in Flink SQL MATCH_RECOGNIZE through PyFlink (subprocess,
+       bench/flink_patterns.py, heap state; RocksDB with --flink-rocksdb)
+
+Throughput is events / wall time of the query (Spark: start to end of an availableNow run,
+excluding SparkSession start-up; Flink: the job's wall time from submitting the SQL). Match
+counts of each pattern are cross-checked between the engines. Results go to
+bench/out/patterns.json and are printed as a table for BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sessions_bench import (
+    HERE,
+    Measured,
+    dataset,
+    measure_ceiling,
+    run_query,
+    valid_events,
+)
+
+from streamwarden.operators.patterns import AfterMatch, Pattern, detect
+from streamwarden.spark.session import build_spark_session
+
+WITHIN = timedelta(minutes=30)
+
+
+def p1_then_p2() -> Pattern:
+    page = F.col("page_number")
+    return (
+        Pattern.begin("p1")
+        .where(page == 1)
+        .followed_by("p2")
+        .where(page == 2)
+        .within(WITHIN)
+        .skip(AfterMatch.skip_past_last_event())
+    )
+
+
+def three_stage() -> Pattern:
+    page = F.col("page_number")
+    return (
+        Pattern.begin("p1")
+        .where(page == 1)
+        .followed_by("middle")
+        .where(page.between(2, 5))
+        .one_or_more()
+        .followed_by("p6")
+        .where(page == 6)
+        .within(WITHIN)
+        .skip(AfterMatch.skip_past_last_event())
+    )
+
+
+class MatchCount:
+    """foreachBatch sink that only counts matches."""
+
+    def __init__(self) -> None:
+        self.matches = 0
+
+    def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        self.matches += frame.where(F.col("kind") == "match").count()
+
+
+def measure_detect(
+    spark: SparkSession, path: Path, work: Path, fpt: int, name: str, pattern: Pattern
+) -> Measured:
+    events = valid_events(spark, path, fpt).select(
+        "user_id", F.col("ts_ms").alias("ts"), "page_number"
+    )
+    result = detect(events, pattern, key="user_id", time="ts")
+    counter = MatchCount()
+    seconds, progress = run_query(result.combined, work / name, counter)
+    rows = max(
+        (p["stateOperators"][0]["numRowsTotal"] for p in progress if p["stateOperators"]), default=0
+    )
+    return Measured(name, seconds, counter.matches, None, {"peak_state_rows": rows})
+
+
+def measure_flink(path: Path, pattern: str, state: str) -> Measured | None:
+    python = HERE.parent / ".venv-flink" / "bin" / "python"
+    if not python.exists():
+        print("Flink skipped: run bench/setup_flink.sh first", file=sys.stderr)
+        return None
+    command = [
+        str(python),
+        str(HERE / "flink_patterns.py"),
+        "--input",
+        str(path),
+        "--pattern",
+        pattern,
+        "--within-minutes",
+        "30",
+        "--state",
+        state,
+        "--parallelism",
+        "2",
+        "--out-of-orderness-seconds",
+        "60",
+    ]
+    if state == "rocksdb":
+        command += [
+            "--conf",
+            "state.backend.rocksdb.memory.managed=false",
+            "--conf",
+            "state.backend.rocksdb.writebuffer.size=64kb",
+        ]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    wall = float(report.get("seconds_job_wall") or report["seconds"])
+    return Measured(
+        f"Flink MATCH_RECOGNIZE {pattern}, {state}",
+        wall,
+        int(report["matches"]),
+        None,
+        {
+            "seconds_net_runtime": report.get("seconds"),
+            "seconds_total": report.get("seconds_total"),
+        },
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2_000_000)
+    parser.add_argument("--users", type=int, default=100_000)
+    parser.add_argument("--files", type=int, default=20)
+    parser.add_argument("--files-per-trigger", type=int, default=2)
+    parser.add_argument("--shuffle-partitions", type=int, default=4)
+    parser.add_argument("--skip-flink", action="store_true")
+    parser.add_argument("--flink-rocksdb", action="store_true", help="also Flink on RocksDB")
+    args = parser.parse_args()
+
+    path = dataset(args.events, args.users, args.files)
+    work = HERE / "out" / "work-patterns"
+    shutil.rmtree(work, ignore_errors=True)
+    spark = build_spark_session(
+        app_name="streamwarden-bench-patterns",
+        shuffle_partitions=args.shuffle_partitions,
+        extra_conf={"spark.driver.memory": "6g"},
+    )
+    fpt = args.files_per_trigger
+    runs = [
+        measure_ceiling(spark, path, work, fpt),
+        measure_detect(spark, path, work, fpt, "(p1) streamwarden p1_then_p2", p1_then_p2()),
+        measure_detect(spark, path, work, fpt, "(p3) streamwarden three_stage", three_stage()),
+    ]
+    if not args.skip_flink:
+        states = ["heap", "rocksdb"] if args.flink_rocksdb else ["heap"]
+        for pattern in ("p1_then_p2", "three_stage"):
+            runs += [r for s in states if (r := measure_flink(path, pattern, s))]
+    report(args, path, runs)
+
+
+def report(args: argparse.Namespace, path: Path, runs: list[Measured]) -> None:
+    events = args.events + 1  # + the sentinel
+    print(
+        f"\n{events:,} events, {args.users:,} users, {args.files} files, "
+        f"{args.files_per_trigger} files per trigger, {args.shuffle_partitions} partitions\n"
+    )
+    print("| run | seconds | events/s | matches |")
+    print("|---|---:|---:|---:|")
+    for r in runs:
+        matches = "-" if r.sessions is None else f"{r.sessions:,}"
+        print(f"| {r.name} | {r.seconds:.1f} | {events / r.seconds:,.0f} | {matches} |")
+    agree = True
+    for key in ("p1_then_p2", "three_stage"):
+        counts = {r.name: r.sessions for r in runs if key in r.name}
+        same = len(set(counts.values())) <= 1
+        agree &= same
+        print(f"{key}: match counts agree: {same} {counts}")
+        ours = next((r for r in runs if key in r.name and "streamwarden" in r.name), None)
+        for r in runs:
+            if ours and key in r.name and r is not ours:
+                print(f"  streamwarden vs {r.name}: {r.seconds / ours.seconds:.2f}x throughput")
+    for r in runs:
+        if r.extra:
+            print(f"{r.name}: {r.extra}")
+    out = HERE / "out" / "patterns.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {
+                "args": vars(args),
+                "dataset": str(path),
+                "runs": [r.__dict__ for r in runs],
+                "counts_agree": agree,
+            },
+            indent=2,
+            default=str,
+        )
+    )
+    if not agree:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Lesson L1's two load tests for the pattern operator, in simulated event time.
+
+Test 1: every key sends one event every 10 minutes, for the whole run. Test 2: each key sends
+two events 10 minutes apart and retires; a new key takes its slot at once, so the same number of
+keys is always live. Pattern: two events of a key within 30 minutes, skip past last event. Input
+is written as one JSON-lines file per simulated hour and streamed one file per micro-batch.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from streamwarden.operators.patterns import AfterMatch, Pattern, PatternOptions, detect
+
+STEP_MS = 10 * 60_000
+HOUR_MS = 3_600_000
+T0_MS = 1_767_225_600_000  # 2026-01-01T00:00Z
+SENTINEL = "~end-of-input"
+
+
+def two_within_30_minutes() -> Pattern:
+    """L1's pattern (built when a SparkSession exists: conditions are Spark Columns)."""
+    return (
+        Pattern.begin("first")
+        .where(F.col("kind") == "scan")
+        .followed_by("second")
+        .where(F.col("kind") == "scan")
+        .within(timedelta(minutes=30))
+        .skip(AfterMatch.skip_past_last_event())
+    )
+
+
+@dataclass(frozen=True)
+class LoadRun:
+    state_rows: list[int]
+    state_bytes: list[int]
+    matches: int
+    events: int
+    distinct_keys: int
+
+
+def events(test: int, keys: int, hours: int) -> Iterator[tuple[str, int]]:
+    """(key, ts) in time order. Each slot sends one event per 10 minutes, spread over the step."""
+    steps = hours * HOUR_MS // STEP_MS
+    for step in range(steps):
+        for slot in range(keys):
+            ts = T0_MS + step * STEP_MS + slot * STEP_MS // keys
+            key = f"k{slot:05d}" if test == 1 else f"k{slot:05d}-g{step // 2:04d}"
+            yield key, ts
+
+
+def write_landing(landing: Path, test: int, keys: int, hours: int) -> tuple[int, int]:
+    """One file per simulated hour, plus a sentinel that moves the watermark past the end."""
+    landing.mkdir(parents=True)
+    files: dict[int, list[str]] = {}
+    count, seen = 0, set()
+    for key, ts in events(test, keys, hours):
+        files.setdefault((ts - T0_MS) // HOUR_MS, []).append(
+            f'{{"key":"{key}","ts":{ts},"kind":"scan"}}\n'
+        )
+        count += 1
+        seen.add(key)
+    # Two sentinel files: the first moves the watermark past every deadline, the batch of the
+    # second is the first whose watermark is there, so it fires the last timers.
+    for extra in (0, 1):
+        end_ts = T0_MS + (hours + 1 + extra) * HOUR_MS
+        files[hours + extra] = [f'{{"key":"{SENTINEL}","ts":{end_ts},"kind":"end"}}\n']
+    for hour, lines in sorted(files.items()):
+        path = landing / f"hour-{hour:04d}.jsonl"
+        path.write_text("".join(lines))
+        os.utime(path, (1_700_000_000 + hour, 1_700_000_000 + hour))
+    return count, len(seen)
+
+
+def run_load(
+    spark: SparkSession, root: Path, *, test: int, keys: int, hours: int, leak: bool = False
+) -> LoadRun:
+    count, distinct = write_landing(root / "landing", test, keys, hours)
+    stream = (
+        spark.readStream.schema("key string, ts long, kind string")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(root / "landing"))
+    )
+    result = detect(
+        stream,
+        two_within_30_minutes(),
+        key="key",
+        time="ts",
+        options=PatternOptions(debug_keep_empty_state=leak),
+    )
+    matched: list[int] = []
+
+    def count_matches(batch: Any, batch_id: int) -> None:
+        matched.append(batch.where(F.col("kind") == "match").count())
+
+    query = (
+        result.combined.writeStream.foreachBatch(count_matches)
+        .option("checkpointLocation", str(root / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    rows = [int(p["stateOperators"][0]["numRowsTotal"]) for p in progress]
+    size = [state_bytes(spark, root / "checkpoint", int(p["batchId"])) for p in progress]
+    return LoadRun(rows, size, sum(matched), count, distinct)
+
+
+def state_bytes(spark: SparkSession, checkpoint: Path, batch_id: int) -> int:
+    """Bytes of all keys' pattern state after ``batch_id``, read with Spark's state reader."""
+    state = (
+        spark.read.format("statestore")
+        .option("batchId", batch_id)
+        .option("stateVarName", "pattern_state")
+        .load(str(checkpoint))
+    )
+    total = state.select(F.sum(F.octet_length("value.value"))).first()[0]
+    return int(total or 0)
+
+
+def level_deviation(series: list[int], skip: int) -> float:
+    """Largest relative distance from the mean over ``series[skip:]``."""
+    tail = series[skip:]
+    mean = sum(tail) / len(tail)
+    return max(abs(v - mean) for v in tail) / mean
+
+
+def print_series(title: str, run: LoadRun) -> None:
+    print(f"\n{title}: {run.events} events, {run.distinct_keys} keys, {run.matches} matches")
+    print("hour  state-rows  state-bytes")
+    for i, (r, b) in enumerate(zip(run.state_rows, run.state_bytes, strict=True)):
+        print(f"{i:4d}  {r:10d}  {b:11d}")
