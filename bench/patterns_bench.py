@@ -20,9 +20,7 @@ bench/out/patterns.json and are printed as a table for BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -36,7 +34,9 @@ from sessions_bench import (
     Measured,
     dataset,
     measure_ceiling,
+    run_flink,
     run_query,
+    save_results,
     valid_events,
 )
 
@@ -103,31 +103,11 @@ def measure_flink(path: Path, pattern: str, state: str) -> Measured | None:
     if not python.exists():
         print("Flink skipped: run bench/setup_flink.sh first", file=sys.stderr)
         return None
-    command = [
-        str(python),
-        str(HERE / "flink_patterns.py"),
-        "--input",
-        str(path),
-        "--pattern",
-        pattern,
-        "--within-minutes",
-        "30",
-        "--state",
-        state,
-        "--parallelism",
-        "2",
-        "--out-of-orderness-seconds",
-        "60",
-    ]
-    if state == "rocksdb":
-        command += [
-            "--conf",
-            "state.backend.rocksdb.memory.managed=false",
-            "--conf",
-            "state.backend.rocksdb.writebuffer.size=64kb",
-        ]
-    out = subprocess.run(command, capture_output=True, text=True, check=True)
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    extra = ["--pattern", pattern, "--within-minutes", "30"]
+    if state == "rocksdb":  # small write buffers: see bench/flink_patterns.py
+        extra += ["--conf", "state.backend.rocksdb.memory.managed=false"]
+        extra += ["--conf", "state.backend.rocksdb.writebuffer.size=64kb"]
+    report = run_flink("flink_patterns.py", path, state, extra)
     wall = float(report.get("seconds_job_wall") or report["seconds"])
     return Measured(
         f"Flink MATCH_RECOGNIZE {pattern}, {state}",
@@ -194,25 +174,7 @@ def report(args: argparse.Namespace, path: Path, runs: list[Measured]) -> None:
         for r in runs:
             if ours and key in r.name and r is not ours:
                 print(f"  streamwarden vs {r.name}: {r.seconds / ours.seconds:.2f}x throughput")
-    for r in runs:
-        if r.extra:
-            print(f"{r.name}: {r.extra}")
-    out = HERE / "out" / "patterns.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "args": vars(args),
-                "dataset": str(path),
-                "runs": [r.__dict__ for r in runs],
-                "counts_agree": agree,
-            },
-            indent=2,
-            default=str,
-        )
-    )
-    if not agree:
-        sys.exit(1)
+    save_results("patterns", args, path, runs, agree)
 
 
 if __name__ == "__main__":

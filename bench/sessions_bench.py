@@ -195,26 +195,7 @@ def measure_flink(path: Path, state: str) -> Measured | None:
     if not python.exists():
         print("(d) skipped: run bench/setup_flink.sh first", file=sys.stderr)
         return None
-    out = subprocess.run(
-        [
-            str(python),
-            str(HERE / "flink_sessions.py"),
-            "--input",
-            str(path),
-            "--gap-minutes",
-            "30",
-            "--state",
-            state,
-            "--parallelism",
-            "2",
-            "--out-of-orderness-seconds",
-            "60",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = run_flink("flink_sessions.py", path, state, ["--gap-minutes", "30"])
     # Spark's time includes query planning and codegen; Flink's comparable figure is the job's
     # wall time from submitting the SQL (planning and local cluster start included).
     wall = float(report.get("seconds_job_wall") or report["seconds"])
@@ -229,6 +210,16 @@ def measure_flink(path: Path, state: str) -> Measured | None:
             "input_events": report.get("input_events"),
         },
     )
+
+
+def run_flink(script: str, path: Path, state: str, extra: list[str]) -> dict[str, Any]:
+    """Runs a Flink side script of bench/ on ``path``; returns the JSON line it prints."""
+    python = HERE.parent / ".venv-flink" / "bin" / "python"
+    command = [str(python), str(HERE / script), "--input", str(path), "--state", state]
+    command += ["--parallelism", "2", "--out-of-orderness-seconds", "60", *extra]
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
+    report: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return report
 
 
 def state_stats(progress: list[dict], checkpoint: Path) -> dict[str, Any]:
@@ -309,23 +300,25 @@ def report(args: argparse.Namespace, path: Path, runs: list[Measured]) -> None:
     }
     agree = len(set(counts.values())) == 1
     print(f"\nsession counts agree: {agree} {counts if not agree else ''}")
+    save_results("sessions", args, path, runs, agree)
+
+
+def save_results(
+    name: str, args: argparse.Namespace, path: Path, runs: list[Measured], agree: bool
+) -> None:
+    """Writes bench/out/NAME.json; exits 1 if the engines' counts disagree."""
     for r in runs:
         if r.extra:
             print(f"{r.name}: {r.extra}")
-    out = HERE / "out" / "sessions.json"
+    out = HERE / "out" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "args": vars(args),
-                "dataset": str(path),
-                "runs": [r.__dict__ for r in runs],
-                "counts_agree": agree,
-            },
-            indent=2,
-            default=str,
-        )
-    )
+    document = {
+        "args": vars(args),
+        "dataset": str(path),
+        "runs": [r.__dict__ for r in runs],
+        "counts_agree": agree,
+    }
+    out.write_text(json.dumps(document, indent=2, default=str))
     if not agree:
         sys.exit(1)
 
