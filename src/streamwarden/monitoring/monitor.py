@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -115,6 +116,7 @@ class QueryMonitor:
             "query": self.query_name,
             "state": "starting",
             "pid": os.getpid(),
+            "host": socket.gethostname(),
             "app_id": sc.applicationId,
             "ui_url": sc.uiWebUrl,
             "prometheus_url": None if self.exporter is None else self.exporter.url,
