@@ -2,18 +2,23 @@
 
 Spark's checkpoint holds metadata (``metadata``, ``offsets/N``, ``commits/N``, ``sources/*/N``,
 ``state/*/_metadata``, ``state/*/*/_metadata``) and state files (RocksDB changelogs and snapshot
-zips named by state version, SST files under ``SSTs/``). State bytes written by a batch are the
-files under ``state/`` that were not there at the previous measurement: snapshots are uploaded
-by a background maintenance task, so a snapshot may be counted one batch late.
+zips named by their state version, which is batch id + 1, and SST files under ``SSTs/``). State
+bytes written by batch N are its versioned files (``N+1.changelog``, ``N+1_<id>.zip``, ...,
+found by name, so the count is exact even when the next batch has already run) plus SST files
+first seen at this measurement: snapshots are uploaded by a background maintenance task, so
+their SST files may be counted a batch late.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["CheckpointMeter", "CheckpointUsage"]
+
+_VERSIONED = re.compile(r"^\.?(\d+)(_[0-9a-fA-F-]+)?\.(changelog|zip)(\.crc)*$")
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,12 @@ def _walk(root: Path) -> dict[Path, int]:
     return sizes
 
 
+def _state_version(relative: Path) -> int | None:
+    """The state version a changelog or snapshot file belongs to; None for SST files."""
+    match = _VERSIONED.match(relative.name)
+    return int(match.group(1)) if match and "SSTs" not in relative.parts else None
+
+
 def _belongs_to_batch(relative: Path, batch_id: int) -> bool:
     """``offsets/N``, ``commits/N``, ``sources/*/N`` and their ``.N.crc`` checksums."""
     return relative.parts[0] != "state" and relative.name.lstrip(".").split(".")[0] == str(batch_id)
@@ -61,7 +72,8 @@ class CheckpointMeter:
         """Call once per batch, in batch order, after the batch has committed."""
         files = _walk(self.checkpoint)
         state = {p: s for p, s in files.items() if not _is_metadata(p)}
-        new = [p for p in state if p not in self._seen]
+        new = [p for p in state if _state_version(p) == batch_id + 1]
+        new += [p for p in state if _state_version(p) is None and p not in self._seen]
         self._seen = set(state)
         meta = {p: s for p, s in files.items() if _is_metadata(p)}
         return CheckpointUsage(
