@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "EngineError",
+    "MonitoringError",
     "PatternError",
     "PipelineError",
     "SourceError",
@@ -48,6 +49,10 @@ class EngineError(StreamwardenError):
 
 class StateError(StreamwardenError):
     """A checkpoint or its state cannot be used with this pipeline."""
+
+
+class MonitoringError(StreamwardenError):
+    """A running pipeline's status or metrics cannot be reached or read."""
 
 
 class PipelineError(StreamwardenError):

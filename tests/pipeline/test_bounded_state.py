@@ -46,9 +46,8 @@ def series(spark, tmp_path_factory):
     summary = generate_traffic(SPEC, root / "landing")
     hours = (summary.last_event - summary.first_event) / timedelta(hours=1)
     assert hours >= 12, f"only {hours:.1f} simulated hours"
-    result = Pipeline(pipeline_config(root, sessions={"allowed_lateness": "10m"}), spark).run(
-        once=True
-    )
+    pipeline = Pipeline(pipeline_config(root, sessions={"allowed_lateness": "10m"}), spark)
+    result = pipeline.run(once=True)
     observed = [
         p["stateOperators"][0]["numRowsTotal"] for p in result.progress if p["numInputRows"] > 0
     ]
@@ -57,16 +56,16 @@ def series(spark, tmp_path_factory):
     print("batch  state-rows  users-active-in-gap+lateness")
     for i, (o, e) in enumerate(zip(observed, expected, strict=True)):
         print(f"{i:5d}  {o:10d}  {e:10d}")
-    return observed, expected, summary
+    return observed, expected, summary, pipeline.monitor
 
 
 def test_the_run_covers_thousands_of_users_who_never_return(series):
-    _, _, summary = series
+    _, _, summary, _ = series
     assert summary.distinct_users > 1.5 * SPEC.users
 
 
 def test_state_rows_track_the_users_active_in_the_last_gap_plus_lateness(series):
-    observed, expected, _ = series
+    observed, expected, _, _ = series
     after_first_hour = list(zip(observed, expected, strict=True))[2:]
     for batch, (o, e) in enumerate(after_first_hour, start=2):
         assert abs(o - e) <= 0.1 * e, f"batch {batch}: {o} state rows, {e} active users"
@@ -74,7 +73,7 @@ def test_state_rows_track_the_users_active_in_the_last_gap_plus_lateness(series)
 
 def test_state_rows_level_off_and_do_not_trend_upward(series):
     """Over the second half of the run, the fitted trend moves state by less than 10%."""
-    observed, _, _ = series
+    observed, _, _, _ = series
     half = observed[len(observed) // 2 :]
     xs = range(len(half))
     x_mean, y_mean = mean(xs), mean(half)
@@ -83,3 +82,11 @@ def test_state_rows_level_off_and_do_not_trend_upward(series):
     )
     drift = slope * (len(half) - 1)
     assert drift < 0.1 * y_mean, f"state trends up by {drift:.0f} rows over {len(half)} batches"
+
+
+def test_the_leak_alarm_stays_quiet_on_bounded_sessions(series):
+    """The alarm that fires on a query without deadlines (tests/monitoring) does not fire here:
+    the pipeline's own monitor judged every batch of this run."""
+    observed, _, _, monitor = series
+    assert len(monitor.records) >= len(observed) and monitor.errors == []
+    assert [f for f in monitor.findings if f.kind == "state_growth"] == []

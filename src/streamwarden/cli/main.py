@@ -13,6 +13,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from streamwarden.cli import report, status
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import java_message
 
@@ -42,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--events", type=int, default=60_000)
     demo.add_argument("--users", type=int, default=1_000)
     demo.add_argument("--seed", type=int, default=7)
+    for command in (status, report):
+        command.add_parser(commands)
     return parser
 
 
@@ -64,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.filterwarnings("ignore")  # pyspark's pandas-version notices are not for users
     try:
+        if hasattr(args, "handler"):
+            return int(args.handler(args))
         if args.command == "run":
             from streamwarden.cli.run import run_command
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.main import log_to_file
@@ -11,6 +13,9 @@ from streamwarden.errors import SourceError, UsageError
 from streamwarden.pipeline import Pipeline
 from streamwarden.spark.logs import file_logging_conf
 from streamwarden.spark.session import build_spark_session
+
+if TYPE_CHECKING:
+    from streamwarden.monitoring import QueryMonitor
 
 __all__ = ["run_command"]
 
@@ -37,5 +42,22 @@ def run_command(config_path: Path, *, once: bool, drain: bool) -> int:
         f"(Spark log: {log_file})",
         flush=True,
     )
-    Pipeline(config, spark).run(once=once, drain=drain, on_progress=ProgressPrinter())
+    Pipeline(config, spark).run(
+        once=once, drain=drain, on_progress=ProgressPrinter(), on_start=_announce(config_path)
+    )
     return 0
+
+
+def _announce(config_path: Path) -> Callable[[QueryMonitor | None], None]:
+    def announce(monitor: QueryMonitor | None) -> None:
+        if monitor is None:
+            return
+        metrics = monitor.exporter.url if monitor.exporter else "off"
+        log = monitor.progress_log.path if monitor.progress_log else "off"
+        print(
+            f"metrics: {metrics} | progress log: {log} | "
+            f"streamwarden status {config_path} shows what it is doing",
+            flush=True,
+        )
+
+    return announce

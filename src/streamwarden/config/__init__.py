@@ -4,6 +4,7 @@ from streamwarden.config.loader import load_config, parse_config
 from streamwarden.config.model import (
     CheckpointConfig,
     FieldNames,
+    MonitoringConfig,
     PipelineConfig,
     SessionsConfig,
     SinkConfig,
@@ -16,6 +17,7 @@ from streamwarden.config.model import (
 __all__ = [
     "CheckpointConfig",
     "FieldNames",
+    "MonitoringConfig",
     "PipelineConfig",
     "SessionsConfig",
     "SinkConfig",

@@ -14,6 +14,7 @@ __all__ = [
     "CheckpointConfig",
     "Duration",
     "FieldNames",
+    "MonitoringConfig",
     "PipelineConfig",
     "SessionsConfig",
     "SinkConfig",
@@ -107,6 +108,35 @@ class SparkConfig(_Strict):
     conf: dict[str, str] = Field(default_factory=dict)
 
 
+class MonitoringConfig(_Strict):
+    """What the running pipeline reports about itself (lessons L9, L11, L13, L14, L15).
+
+    ``prometheus_port``: 0 picks a free port (printed at start and written to the status file),
+    omit it to turn the endpoint off. The leak alarm looks at the last ``alarm_window`` batches
+    that had input; see ``streamwarden.monitoring.leak_alarm`` for the rule.
+    """
+
+    enabled: bool = True
+    progress_log: bool = True
+    prometheus_host: str = "127.0.0.1"
+    prometheus_port: int | None = Field(default=0, ge=0, le=65535)
+    alarm_window: int = Field(default=8, ge=4)
+    state_growth_threshold: float = Field(default=0.2, gt=0)
+    input_steady_tolerance: float = Field(default=0.25, gt=0)
+    skew_factor: float = Field(default=2.0, gt=1)
+    skew_min_rows: int = Field(default=100, ge=0)
+    slow_batch_threshold: Duration | None = timedelta(seconds=30)
+    slow_log_interval: Duration = timedelta(minutes=1)
+
+    @model_validator(mode="after")
+    def _positive_times(self) -> MonitoringConfig:
+        if self.slow_batch_threshold is not None and self.slow_batch_threshold < timedelta(0):
+            raise ValueError("monitoring.slow_batch_threshold must be >= 0, or omitted")
+        if self.slow_log_interval < timedelta(0):
+            raise ValueError("monitoring.slow_log_interval must be >= 0")
+        return self
+
+
 class PipelineConfig(_Strict):
     """A whole sessions pipeline: source -> validation -> sessionize -> sinks, checkpointed."""
 
@@ -118,3 +148,4 @@ class PipelineConfig(_Strict):
     sinks: SinksConfig
     checkpoint: CheckpointConfig
     spark: SparkConfig = SparkConfig()
+    monitoring: MonitoringConfig = MonitoringConfig()

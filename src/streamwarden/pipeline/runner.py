@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
+    from streamwarden.monitoring.monitor import QueryMonitor
+
 __all__ = ["Pipeline", "RunResult", "ticks_dir"]
 
 ProgressCallback = Callable[[dict[str, Any], "BatchStats | None"], None]
@@ -53,6 +55,8 @@ class Pipeline:
     def __init__(self, config: PipelineConfig, spark: SparkSession | None = None) -> None:
         self.config = config
         self._spark = spark
+        #: The monitor of the current (or last) run, if monitoring is enabled.
+        self.monitor: QueryMonitor | None = None
 
     @property
     def spark(self) -> SparkSession:
@@ -108,6 +112,7 @@ class Pipeline:
         poll_seconds: float = 0.5,
         now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         drain: bool = False,
+        on_start: Callable[[QueryMonitor | None], None] | None = None,
     ) -> RunResult:
         """Runs until done (``once``) or until interrupted, reporting each batch.
 
@@ -115,18 +120,41 @@ class Pipeline:
         ``drain`` (only with ``once``), event time is then moved past every deadline so that all
         sessions close and all state is freed: the end of a finite input. Events that arrive
         after a drain are judged against the moved watermark (usually ``too_late``).
+
+        With ``monitoring.enabled``, a :class:`~streamwarden.monitoring.QueryMonitor` watches
+        every batch (progress log, Prometheus, alarms) for the whole run; ``on_start`` receives
+        it (or None) once it is serving.
         """
-        result = self._run(
-            once=once, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
-        )
-        if drain and once:
-            write_tick(ticks_dir(self.config), self._drain_tick(result))
-            more = self._run(
-                once=True, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
+        self.monitor = self._start_monitor()
+        try:
+            if on_start is not None:
+                on_start(self.monitor)
+            result = self._run(
+                once=once, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
             )
-            result.progress += more.progress
-            result.batches += more.batches
+            if drain and once:
+                write_tick(ticks_dir(self.config), self._drain_tick(result))
+                more = self._run(
+                    once=True, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
+                )
+                result.progress += more.progress
+                result.batches += more.batches
+        finally:
+            if self.monitor is not None:
+                self.monitor.close()
         return result
+
+    def _start_monitor(self) -> QueryMonitor | None:
+        if not self.config.monitoring.enabled:
+            return None
+        from streamwarden.monitoring.monitor import QueryMonitor
+
+        return QueryMonitor(
+            self.spark,
+            self.config.name,
+            checkpoint=self.config.checkpoint.path,
+            config=self.config.monitoring,
+        ).start()
 
     def _drain_tick(self, result: RunResult) -> int:
         """An event time past every deadline of every state the pipeline may hold."""
@@ -169,6 +197,8 @@ class Pipeline:
                         ticker.observe(
                             now_ms(), user_input_rows(progress, self.config), max_event_ms(progress)
                         )
+                if self.monitor is not None and not finished:
+                    self.monitor.publish_query_status(query)
                 if ticker is not None and (tick := ticker.due_tick(now_ms())) is not None:
                     write_tick(ticks_dir(self.config), tick)
                 if finished:

@@ -1,0 +1,87 @@
+"""``streamwarden status TARGET [--threads]``: what a running pipeline is doing (L14)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from streamwarden.monitoring.status import PipelineStatus
+
+__all__ = ["add_parser", "format_status", "status_command"]
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "status", help="show what a running pipeline is doing (batch, slowest task, threads)"
+    )
+    parser.add_argument(
+        "target", type=Path, help="the pipeline's config, its checkpoint, or <checkpoint>.progress"
+    )
+    parser.add_argument(
+        "--threads", action="store_true", help="add thread dumps of the driver and executors"
+    )
+    parser.set_defaults(handler=lambda args: status_command(args.target, threads=args.threads))
+
+
+def status_command(target: Path, *, threads: bool = False) -> int:
+    from streamwarden.monitoring.status import collect_status, find_progress_dir
+
+    print(format_status(collect_status(find_progress_dir(target), threads=threads)))
+    return 0
+
+
+def format_status(status: PipelineStatus) -> str:
+    p = status.published
+    lines = [
+        f"pipeline {p.get('query')!r}: {p.get('state')} (pid {p.get('pid')}, Spark app "
+        f"{p.get('app_id')}, UI {p.get('ui_url') or 'off'})",
+        f"metrics: {p.get('prometheus_url') or 'off'}   progress log: {p.get('progress_log')}",
+    ]
+    query_status = p.get("query_status") or {}
+    if query_status:
+        lines.append(
+            f"now: {query_status.get('message')} (data available: "
+            f"{query_status.get('isDataAvailable')}, trigger active: "
+            f"{query_status.get('isTriggerActive')})"
+        )
+    lines.append(f"current batch: {status.current_batch}")
+    for job in status.running_jobs:
+        lines.append(
+            f"  running job {job['jobId']}: {job.get('numCompletedTasks', 0)}/"
+            f"{job.get('numTasks', 0)} tasks done, stages {job.get('stageIds')}"
+        )
+    for stage in status.active_stages:
+        lines.append(
+            f"  active stage {stage['stageId']} ({stage.get('name', '')}): "
+            f"{stage.get('numActiveTasks', 0)} running, {stage.get('numCompleteTasks', 0)}/"
+            f"{stage.get('numTasks', 0)} done"
+        )
+    task = status.slowest_task
+    lines.append(
+        "slowest running task: none running"
+        if task is None
+        else f"slowest running task: {task.task_id} (partition {task.partition}) of stage "
+        f"{task.stage_id} ({task.stage_name}) on executor {task.executor}, running for "
+        f"{task.running_ms / 1000:.1f}s"
+    )
+    lines.append("recent batches:")
+    for r in status.recent:
+        s = r.summary
+        lines.append(
+            f"  batch {s.batch_id:>5} | in {s.input_rows:>8,} | {s.batch_duration_ms / 1000:6.1f}s "
+            f"| state rows {s.state_rows:>9,} | findings {len(r.findings)}"
+        )
+    for executor, threads in status.threads.items():
+        lines.append(f"threads of executor {executor}:")
+        for t in threads:
+            lines.append(f'  "{t.get("threadName")}" {t.get("threadState")}')
+            lines.extend(f"      at {frame}" for frame in _frames(t)[:12])
+    return "\n".join(lines)
+
+
+def _frames(thread: dict[str, Any]) -> list[str]:
+    trace = thread.get("stackTrace") or []
+    if isinstance(trace, dict):
+        trace = trace.get("elems", [])
+    return [str(f).strip() for f in trace]

@@ -1,0 +1,119 @@
+"""``streamwarden status`` on a real running pipeline: it finds the pipeline from its config,
+shows the current batch, recent progress and the slowest task, and thread dumps on request,
+through the Spark UI's REST API (lesson L14)."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from streamwarden.cli.main import main
+from streamwarden.monitoring.progress_log import progress_dir, read_status
+from tests.support import pageview, write_batches
+
+CONFIG = """
+name = "status-test"
+[source]
+path = "landing"
+max_files_per_trigger = 1
+[sinks.sessions]
+path = "sessions"
+[sinks.dead_letters]
+path = "dead_letters"
+[checkpoint]
+path = "checkpoint"
+[spark]
+shuffle_partitions = 2
+trigger_interval = "1s"
+[spark.conf]
+"spark.ui.port" = "{port}"
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(condition, process: subprocess.Popen[bytes], what: str, timeout_s: float = 300):
+    """Polls ``condition`` (a condition, not a guess at timing) while the pipeline runs."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := condition()):
+        assert process.poll() is None, f"the pipeline ended before {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+    return value
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C, as a user stops a pipeline; SIGKILL if it does not end in time."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def running_pipeline(tmp_path_factory):
+    root = tmp_path_factory.mktemp("status")
+    config = root / "pipeline.toml"
+    config.write_text(CONFIG.format(port=free_port()))
+    write_batches(
+        root / "landing", [[pageview(f"u{i}", b * 5 + i) for i in range(5)] for b in range(2)]
+    )
+    command = [sys.executable, "-m", "streamwarden.cli.main", "run", str(config)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    folder = progress_dir(root / "checkpoint")
+
+    def two_batches_done():
+        status = read_status(folder)
+        return status if status and status.get("last_batch", -1) >= 1 else None
+
+    try:
+        wait_until(two_batches_done, process, "two batches")
+        yield config, process, folder
+    finally:
+        stop(process)
+
+
+def test_status_shows_the_pipeline_its_current_batch_and_recent_progress(running_pipeline, capsys):
+    config, _, folder = running_pipeline
+    assert main(["status", str(config)]) == 0
+    out = capsys.readouterr().out
+    published = read_status(folder)
+    assert "pipeline 'status-test': running (pid" in out
+    assert published["app_id"] in out and published["ui_url"] in out
+    assert "current batch: " in out and "slowest running task: " in out
+    assert "batch     0 | in        5" in out and "batch     1 | in        5" in out
+
+
+def test_status_with_threads_dumps_the_driver_threads(running_pipeline, capsys):
+    config, _, _ = running_pipeline
+    assert main(["status", str(config), "--threads"]) == 0
+    out = capsys.readouterr().out
+    assert "threads of executor driver:" in out
+    assert '"stream execution thread for status-test' in out
+    assert "      at " in out  # stack frames
+
+
+def test_a_stopped_pipeline_says_so_and_keeps_its_last_progress(running_pipeline, capsys):
+    config, process, folder = running_pipeline
+    stop(process)
+    assert read_status(folder)["state"] == "stopped"
+    assert main(["status", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "'status-test': stopped" in out and "batch     1 |" in out
+
+
+def test_status_of_something_that_is_no_pipeline_is_a_usage_error(tmp_path, capsys):
+    assert main(["status", str(tmp_path / "nothing.txt")]) == 2
+    assert "neither a pipeline config" in capsys.readouterr().err
