@@ -74,7 +74,9 @@ def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
         flush=True,
     )
     Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter())
-    revisions = read_output(spark, config.sinks.sessions.path)
+    assert config.sinks.sessions is not None
+    sessions_path = config.sinks.sessions.path
+    revisions = read_output(spark, sessions_path)
     if revisions is not None:
         print("\nsome sessions (final revisions):")
         final_sessions(revisions).orderBy("session_start", "user_id").select(
@@ -88,9 +90,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
         ).show(5, truncate=False)
         updated = revisions.where("revision > 0").count()
         print(f"{updated:,} session updates came from late events (revision > 0)")
-    accounting = account(
-        spark, config.sinks.sessions.path, config.sinks.dead_letters.path, summary.records
-    )
+    accounting = account(spark, sessions_path, config.sinks.dead_letters.path, summary.records)
     print(f"\naccounting: {accounting.describe()}")
-    print(f"outputs: {config.sinks.sessions.path} and {config.sinks.dead_letters.path}")
+    print(f"outputs: {sessions_path} and {config.sinks.dead_letters.path}")
     return 0 if accounting.balanced else 1

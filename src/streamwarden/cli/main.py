@@ -32,7 +32,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --once: then close every session (end of a finite input)",
     )
-    demo = commands.add_parser("demo", help="generate traffic and sessionize it on local Spark")
+    demo = commands.add_parser(
+        "demo", help="generate traffic and sessionize it (or find patterns in it) on local Spark"
+    )
+    demo.add_argument(
+        "variant",
+        nargs="?",
+        choices=("sessions", "patterns"),
+        default="sessions",
+        help="sessions (default), or patterns: actors scanning hosts, matched live",
+    )
     demo.add_argument(
         "--out",
         type=Path,
@@ -42,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--events", type=int, default=60_000)
     demo.add_argument("--users", type=int, default=1_000)
     demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument("--actors", type=int, default=40, help="scanning actors (patterns)")
     return parser
 
 
@@ -68,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
             from streamwarden.cli.run import run_command
 
             return run_command(args.config, once=args.once, drain=args.drain)
+        if args.variant == "patterns":
+            from streamwarden.cli.demo_patterns import patterns_demo_command
+
+            return patterns_demo_command(
+                args.out, events=args.events, users=args.users, actors=args.actors, seed=args.seed
+            )
         from streamwarden.cli.demo import demo_command
 
         return demo_command(args.out, events=args.events, users=args.users, seed=args.seed)

@@ -106,10 +106,18 @@ def detect(
             raise PatternError(
                 f"column {name!r} is not in the events; columns: {', '.join(events.columns)}"
             )
+    compiled = compile_for(events, pattern, fields, options)
+    return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+
+
+def compile_for(
+    events: DataFrame, pattern: Pattern, fields: Sequence[str], options: PatternOptions
+) -> CompiledPattern:
+    """Compiles ``pattern`` for ``events``: numeric columns are compared as numbers."""
     numeric = frozenset(
         f.name for f in events.schema.fields if isinstance(f.dataType, T.NumericType)
     )
-    compiled = compile_pattern(
+    return compile_pattern(
         pattern,
         fields,
         numeric,
@@ -117,8 +125,11 @@ def detect(
         emit_timeouts=options.emit_timeouts,
         slow_key_threshold=options.slow_key_threshold,
     )
-    spark: SparkSession = events.sparkSession
-    rows = _engine_rows(events, compiled, key, time, options)
+
+
+def run_detector(rows: DataFrame, compiled: CompiledPattern) -> DetectResult:
+    """Runs the engine over ``rows`` laid out as ``PatternRows.java`` reads them."""
+    spark: SparkSession = rows.sparkSession
     jdf = call_engine(
         spark,
         "detect",
