@@ -36,7 +36,7 @@ def demo_config(out: Path) -> PipelineConfig:
     )
 
 
-def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
+def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int = 30) -> int:
     out = out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     config = demo_config(out)
@@ -51,7 +51,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
         too_late_fraction=0.005,
         too_late_delay=timedelta(hours=2),
         malformed_fraction=0.01,
-        events_per_file=max(events // 30, 1),
+        events_per_file=max(events // max(batches, 1), 1),
     )
     summary = generate_traffic(spec, config.source.path)
     print(

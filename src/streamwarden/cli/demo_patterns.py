@@ -90,7 +90,9 @@ class LiveMatches:
             print(f"      match {row['key']}: {steps}", flush=True)
 
 
-def patterns_demo_command(out: Path, *, events: int, users: int, actors: int, seed: int) -> int:
+def patterns_demo_command(
+    out: Path, *, events: int, users: int, actors: int, seed: int, batches: int = 30
+) -> int:
     out = out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     config = patterns_demo_config(out)
@@ -105,7 +107,7 @@ def patterns_demo_command(out: Path, *, events: int, users: int, actors: int, se
         too_late_fraction=0.002,
         too_late_delay=timedelta(hours=2),
         malformed_fraction=0.005,
-        events_per_file=max(events // 30, 1),
+        events_per_file=max(events // max(batches, 1), 1),
     )
     summary = generate_traffic(spec, config.source.path)
     print(

@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--users", type=int, default=1_000)
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--actors", type=int, default=40, help="scanning actors (patterns)")
+    demo.add_argument("--batches", type=int, default=30, help="input files = micro-batches")
     return parser
 
 
@@ -82,11 +83,18 @@ def main(argv: list[str] | None = None) -> int:
             from streamwarden.cli.demo_patterns import patterns_demo_command
 
             return patterns_demo_command(
-                args.out, events=args.events, users=args.users, actors=args.actors, seed=args.seed
+                args.out,
+                events=args.events,
+                users=args.users,
+                actors=args.actors,
+                seed=args.seed,
+                batches=args.batches,
             )
         from streamwarden.cli.demo import demo_command
 
-        return demo_command(args.out, events=args.events, users=args.users, seed=args.seed)
+        return demo_command(
+            args.out, events=args.events, users=args.users, seed=args.seed, batches=args.batches
+        )
     except StreamwardenError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -76,6 +76,8 @@ def _describe(err: Any) -> str:
     if kind == "missing":
         return f"{where}: required setting is missing"
     message = str(err["msg"]).removeprefix("Value error, ")
+    if isinstance(err.get("input"), dict):  # a whole section's check: its message says it all
+        return f"{where}: {message}"
     return f"{where}: {message} (got {err.get('input')!r})"
 
 
