@@ -5,7 +5,7 @@ left after the drain."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -64,8 +64,9 @@ def run(spark, tmp_path_factory):
     return root, result
 
 
-def at(minutes: float):
-    return T0 + timedelta(minutes=minutes)
+def at(minutes: float) -> datetime:
+    """T0 + ``minutes`` as PySpark returns a timestamp: naive, in the local time zone."""
+    return datetime.fromtimestamp((T0 + timedelta(minutes=minutes)).timestamp())
 
 
 def test_matches_are_the_hand_worked_ones_with_their_events(spark, run):

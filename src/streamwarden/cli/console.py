@@ -16,8 +16,8 @@ class ProgressPrinter:
     """Prints batches as they complete, and keeps running totals for the summary.
     ``operator`` chooses the line: sessions out, or matches and timeouts out."""
 
-    def __init__(self, out: TextIO = sys.stdout, *, operator: str = "sessions") -> None:
-        self.out = out
+    def __init__(self, out: TextIO | None = None, *, operator: str = "sessions") -> None:
+        self.out = out or sys.stdout  # read now, not at import: tests swap sys.stdout
         self.operator = operator
         self.rows_in = 0
         self.sessions = 0

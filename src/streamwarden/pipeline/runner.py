@@ -162,6 +162,9 @@ class Pipeline:
                     break
         except KeyboardInterrupt:
             query.stop()
+        except BaseException:
+            query.stop()  # e.g. a progress callback failed: do not leave the query running
+            raise
         exc = query.exception()
         if exc is not None:
             raise PipelineError(
