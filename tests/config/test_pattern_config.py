@@ -139,6 +139,8 @@ def test_the_declared_pattern_is_built_stage_by_stage():
             "ends with not_next('b')",
         ),
         (stages(BEGIN, emit_timeouts=True), "emit_timeouts = true and [sinks.timeouts] go"),
+        (stages(BEGIN, key="host"), "patterns.key: 'host' is not a validated event column"),
+        (stages(BEGIN, fields=["url", "ip"]), "patterns.fields: 'ip' is not a validated"),
         ({**stages(BEGIN), "operator": "sessions"}, "sessions' needs [sinks.sessions]"),
         ({k: v for k, v in stages(BEGIN).items() if k != "patterns"}, "needs a [patterns] section"),
     ],

@@ -15,6 +15,7 @@ from streamwarden.config.model import PatternsConfig, PatternStageConfig
 from streamwarden.errors import ConfigError, PatternError
 from streamwarden.operators.patterns.api import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.operators.patterns.records import EVENT_COLUMNS
 from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def pattern_from_config(
     """The pattern the config declares. ``conditions`` maps stage names to compiled ``where``
     columns (see :func:`compile_conditions`); without them only the structure is built and
     checked, which is what loading a config does."""
+    _check_columns(config)
     pattern: Pattern | None = None
     for i, stage in enumerate(config.stages):
         condition = _STAND_IN if conditions is None else conditions[stage.name]
@@ -47,6 +49,19 @@ def pattern_from_config(
     except PatternError as exc:
         raise ConfigError(f"patterns: {exc}") from None
     return pattern
+
+
+def _check_columns(config: PatternsConfig) -> None:
+    used = [("patterns.key", config.key)] + [("patterns.fields", f) for f in config.fields]
+    for i, stage in enumerate(config.stages):
+        where = f"patterns.stages.{i} ({stage.name!r}).previous"
+        used += [(where, p.field) for p in stage.previous]
+    for where, column in used:
+        if column not in EVENT_COLUMNS:
+            raise ConfigError(
+                f"{where}: {column!r} is not a validated event column; use one of "
+                f"{', '.join(EVENT_COLUMNS)}"
+            )
 
 
 def _with_stage(pattern: Pattern | None, stage: PatternStageConfig, condition: Column) -> Pattern:
