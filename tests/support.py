@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -56,3 +60,49 @@ def pipeline_config(root: Path, **sections: Any) -> PipelineConfig:
     for key, value in sections.items():
         data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
     return parse_config(data, origin="test")
+
+
+def pattern_pipeline_config(
+    root: Path, patterns: dict[str, Any], **sections: Any
+) -> PipelineConfig:
+    """A patterns pipeline over ``root/landing`` writing matches, timeouts (when
+    ``emit_timeouts``) and dead letters under ``root``."""
+    sinks = {"matches": {"path": str(root / "matches")}}
+    if patterns.get("emit_timeouts"):
+        sinks["timeouts"] = {"path": str(root / "timeouts")}
+    data: dict[str, Any] = {
+        "name": "patterns-test",
+        "operator": "patterns",
+        "source": {"path": str(root / "landing"), "max_files_per_trigger": 1},
+        "patterns": patterns,
+        "sinks": {**sinks, "dead_letters": {"path": str(root / "dead_letters")}},
+        "checkpoint": {"path": str(root / "checkpoint")},
+        "spark": {"shuffle_partitions": 2},
+        **sections,
+    }
+    return parse_config(data, origin="test")
+
+
+def run_command(config: Path, *flags: str) -> list[str]:
+    """``streamwarden run CONFIG FLAGS`` as a subprocess command line."""
+    return [sys.executable, "-m", "streamwarden.cli.main", "run", str(config), *flags]
+
+
+def wait_for(path: Path, process: subprocess.Popen[bytes], timeout_s: float = 600) -> None:
+    """Polls for ``path`` to appear (a condition, not a guess at timing)."""
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert process.poll() is None, "the pipeline ended before it could be killed"
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def kill_when_written(command: list[str], marker: Path) -> None:
+    """Starts ``command`` and kills it with SIGKILL as soon as ``marker`` appears."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(marker, process)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    assert process.returncode == -signal.SIGKILL

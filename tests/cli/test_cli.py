@@ -36,3 +36,13 @@ def test_an_unknown_command_exits_2():
     with pytest.raises(SystemExit) as caught:
         main(["bogus"])
     assert caught.value.code == 2
+
+
+@pytest.mark.spark
+def test_demo_patterns_shows_matches_live_and_balances_its_accounting(spark, workdir, capsys):
+    args = ["--out", str(workdir / "demo"), "--events", "400", "--users", "20"]
+    assert main(["demo", "patterns", *args, "--actors", "4", "--batches", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "match actor-" in out  # a match printed under its batch's line
+    assert "0 ordinary users matched" in out
+    assert out.rstrip().splitlines()[-2].endswith(": balanced")

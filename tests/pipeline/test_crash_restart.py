@@ -3,18 +3,14 @@ output of an uninterrupted run: nothing lost, no session revision written twice.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sinks.parquet import batch_dir_name
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
-from tests.support import pipeline_config
+from tests.support import kill_when_written, pipeline_config, run_command
 
 SPEC = TrafficSpec(
     users=200,
@@ -44,15 +40,6 @@ shuffle_partitions = 2
 """
 
 
-def wait_for(path: Path, process: subprocess.Popen[bytes], timeout_s: float = 600) -> None:
-    """Polls for ``path`` to appear (a condition, not a guess at timing)."""
-    deadline = time.monotonic() + timeout_s
-    while not path.exists():
-        assert process.poll() is None, "the pipeline ended before it could be killed"
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
-
-
 def revision_rows(spark, root: Path):
     frame = read_output(spark, root / "sessions")
     return sorted(tuple(r) for r in frame.drop("batch_id").collect())
@@ -72,22 +59,8 @@ def test_a_killed_run_resumes_to_the_output_of_an_uninterrupted_run(spark, workd
         pipeline_config(reference, name="crash-test", sessions={"allowed_lateness": "10m"}), spark
     ).run(once=True, drain=True)
 
-    command = [
-        sys.executable,
-        "-m",
-        "streamwarden.cli.main",
-        "run",
-        str(crashed / "pipeline.toml"),
-        "--once",
-        "--drain",
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for(crashed / "sessions" / batch_dir_name(KILL_WHEN_BATCH_WRITTEN), process)
-        os.kill(process.pid, signal.SIGKILL)
-    finally:
-        process.wait()
-    assert process.returncode == -signal.SIGKILL
+    command = run_command(crashed / "pipeline.toml", "--once", "--drain")
+    kill_when_written(command, crashed / "sessions" / batch_dir_name(KILL_WHEN_BATCH_WRITTEN))
 
     restarted = subprocess.run(command, capture_output=True, text=True, check=False)
     assert restarted.returncode == 0, restarted.stderr

@@ -36,7 +36,7 @@ def demo_config(out: Path) -> PipelineConfig:
     )
 
 
-def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
+def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int = 30) -> int:
     out = out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     config = demo_config(out)
@@ -51,7 +51,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
         too_late_fraction=0.005,
         too_late_delay=timedelta(hours=2),
         malformed_fraction=0.01,
-        events_per_file=max(events // 30, 1),
+        events_per_file=max(events // max(batches, 1), 1),
     )
     summary = generate_traffic(spec, config.source.path)
     print(
@@ -74,7 +74,9 @@ def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
         flush=True,
     )
     Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter())
-    revisions = read_output(spark, config.sinks.sessions.path)
+    assert config.sinks.sessions is not None
+    sessions_path = config.sinks.sessions.path
+    revisions = read_output(spark, sessions_path)
     if revisions is not None:
         print("\nsome sessions (final revisions):")
         final_sessions(revisions).orderBy("session_start", "user_id").select(
@@ -88,9 +90,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int) -> int:
         ).show(5, truncate=False)
         updated = revisions.where("revision > 0").count()
         print(f"{updated:,} session updates came from late events (revision > 0)")
-    accounting = account(
-        spark, config.sinks.sessions.path, config.sinks.dead_letters.path, summary.records
-    )
+    accounting = account(spark, sessions_path, config.sinks.dead_letters.path, summary.records)
     print(f"\naccounting: {accounting.describe()}")
-    print(f"outputs: {config.sinks.sessions.path} and {config.sinks.dead_letters.path}")
+    print(f"outputs: {sessions_path} and {config.sinks.dead_letters.path}")
     return 0 if accounting.balanced else 1

@@ -33,7 +33,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --once: then close every session (end of a finite input)",
     )
-    demo = commands.add_parser("demo", help="generate traffic and sessionize it on local Spark")
+    demo = commands.add_parser(
+        "demo", help="generate traffic and sessionize it (or find patterns in it) on local Spark"
+    )
+    demo.add_argument(
+        "variant",
+        nargs="?",
+        choices=("sessions", "patterns"),
+        default="sessions",
+        help="sessions (default), or patterns: actors scanning hosts, matched live",
+    )
     demo.add_argument(
         "--out",
         type=Path,
@@ -45,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=7)
     for command in (status, report):
         command.add_parser(commands)
+    demo.add_argument("--actors", type=int, default=40, help="scanning actors (patterns)")
+    demo.add_argument("--batches", type=int, default=30, help="input files = micro-batches")
     return parser
 
 
@@ -73,9 +84,22 @@ def main(argv: list[str] | None = None) -> int:
             from streamwarden.cli.run import run_command
 
             return run_command(args.config, once=args.once, drain=args.drain)
+        if args.variant == "patterns":
+            from streamwarden.cli.demo_patterns import patterns_demo_command
+
+            return patterns_demo_command(
+                args.out,
+                events=args.events,
+                users=args.users,
+                actors=args.actors,
+                seed=args.seed,
+                batches=args.batches,
+            )
         from streamwarden.cli.demo import demo_command
 
-        return demo_command(args.out, events=args.events, users=args.users, seed=args.seed)
+        return demo_command(
+            args.out, events=args.events, users=args.users, seed=args.seed, batches=args.batches
+        )
     except StreamwardenError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -37,13 +37,19 @@ def run_command(config_path: Path, *, once: bool, drain: bool) -> int:
         shuffle_partitions=config.spark.shuffle_partitions,
         extra_conf={**file_logging_conf(log_file), **config.spark.conf},
     )
+    outputs = ", ".join(
+        str(sink.path)
+        for sink in (config.sinks.sessions, config.sinks.matches, config.sinks.timeouts)
+        if sink is not None
+    )
     print(
-        f"running {config.name!r}: {config.source.path} -> {config.sinks.sessions.path} "
+        f"running {config.name!r} ({config.operator}): {config.source.path} -> {outputs} "
         f"(Spark log: {log_file})",
         flush=True,
     )
+    printer = ProgressPrinter(operator=config.operator)
     Pipeline(config, spark).run(
-        once=once, drain=drain, on_progress=ProgressPrinter(), on_start=_announce(config_path)
+        once=once, drain=drain, on_progress=printer, on_start=_announce(config_path)
     )
     return 0
 

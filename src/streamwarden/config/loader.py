@@ -44,12 +44,28 @@ def load_config(path: str | Path) -> PipelineConfig:
 def parse_config(data: dict[str, Any], *, origin: str = "<config>") -> PipelineConfig:
     """Validates a config given as a dict (as from TOML)."""
     try:
-        return PipelineConfig.model_validate(data)
+        config = PipelineConfig.model_validate(data)
     except ValidationError as exc:
         problems = [_describe(err) for err in exc.errors()]
         raise ConfigError(
             f"config {origin!r} is invalid:\n" + "\n".join(f"  - {p}" for p in problems)
         ) from None
+    if config.patterns is not None:
+        _check_pattern_structure(config, origin)
+    return config
+
+
+def _check_pattern_structure(config: PipelineConfig, origin: str) -> None:
+    """Builds the declared pattern with stand-in conditions, so that structural mistakes (a
+    quantifier where none fits, an unknown stage in ``previous``...) fail at load time. The
+    ``where`` expressions are compiled when the pipeline starts, where Spark is available."""
+    from streamwarden.operators.patterns.from_config import pattern_from_config
+
+    assert config.patterns is not None
+    try:
+        pattern_from_config(config.patterns)
+    except ConfigError as exc:
+        raise ConfigError(f"config {origin!r} is invalid:\n  - {exc}") from None
 
 
 def _describe(err: Any) -> str:
@@ -60,6 +76,8 @@ def _describe(err: Any) -> str:
     if kind == "missing":
         return f"{where}: required setting is missing"
     message = str(err["msg"]).removeprefix("Value error, ")
+    if isinstance(err.get("input"), dict):  # a whole section's check: its message says it all
+        return f"{where}: {message}"
     return f"{where}: {message} (got {err.get('input')!r})"
 
 
@@ -67,6 +85,8 @@ _PATH_KEYS = {
     ("source", "path"),
     ("checkpoint", "path"),
     ("sinks", "sessions", "path"),
+    ("sinks", "matches", "path"),
+    ("sinks", "timeouts", "path"),
     ("sinks", "dead_letters", "path"),
 }
 

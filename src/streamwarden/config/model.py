@@ -15,7 +15,10 @@ __all__ = [
     "Duration",
     "FieldNames",
     "MonitoringConfig",
+    "PatternStageConfig",
+    "PatternsConfig",
     "PipelineConfig",
+    "PreviousConfig",
     "SessionsConfig",
     "SinkConfig",
     "SinksConfig",
@@ -85,6 +88,97 @@ class SessionsConfig(_Strict):
         return self
 
 
+class PreviousConfig(_Strict):
+    """A condition on an earlier stage's event: this event's ``field`` ``op`` that one's."""
+
+    field: str
+    op: Literal["==", "!=", "<", "<=", ">", ">="]
+    stage: str
+
+
+Contiguity = Literal[
+    "begin", "next", "followed_by", "followed_by_any", "not_next", "not_followed_by"
+]
+
+
+class PatternStageConfig(_Strict):
+    """One stage of a pattern. ``where`` is a Spark SQL boolean expression over the validated
+    event columns (``user_id``, ``event_time``, ``ts_ms``, ``page_number``, ``url``, ``size``,
+    ``raw``); it is compiled when the pipeline starts. Quantifiers: ``times`` (with
+    ``times_max`` for a range), ``one_or_more``, ``optional``, ``greedy``, ``consecutive``."""
+
+    name: str
+    contiguity: Contiguity = "followed_by"
+    where: str
+    times: int | None = Field(default=None, ge=1)
+    times_max: int | None = Field(default=None, ge=1)
+    one_or_more: bool = False
+    optional: bool = False
+    greedy: bool = False
+    consecutive: bool = False
+    previous: list[PreviousConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_quantifier(self) -> PatternStageConfig:
+        if self.times_max is not None and self.times is None:
+            raise ValueError(f"stage {self.name!r}: times_max needs times (the minimum)")
+        if self.one_or_more and self.times is not None:
+            raise ValueError(f"stage {self.name!r}: use either times or one_or_more, not both")
+        return self
+
+
+SkipStrategy = Literal[
+    "no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"
+]
+
+
+class PatternsConfig(_Strict):
+    """A keyed pattern over the validated events (operator ``patterns``). ``key`` is a
+    validated column (default ``user_id``); ``fields`` are carried into each matched event of
+    the output. Every partial match is dropped at its first event + ``within`` (lesson L3)."""
+
+    key: str = "user_id"
+    fields: list[str] = Field(default_factory=lambda: ["url"])
+    within: Duration
+    skip: SkipStrategy = "no_skip"
+    skip_stage: str | None = None
+    max_out_of_orderness: Duration = timedelta(minutes=1)
+    max_partials_per_key: int = Field(default=1000, ge=1)
+    emit_timeouts: bool = False
+    idle_timeout: Duration | None = timedelta(minutes=5)
+    slow_key_threshold: Duration | None = timedelta(seconds=1)
+    stages: list[PatternStageConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PatternsConfig:
+        if self.within <= timedelta(0):
+            raise ValueError(f"patterns.within must be > 0, got {format_duration(self.within)!r}")
+        if self.max_out_of_orderness < timedelta(0):
+            raise ValueError("patterns.max_out_of_orderness must be >= 0")
+        if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
+            raise ValueError("patterns.idle_timeout must be > 0, or omitted to disable it")
+        if self.stages[0].contiguity != "begin":
+            raise ValueError(
+                f"the first stage {self.stages[0].name!r} must have contiguity = 'begin'"
+            )
+        for stage in self.stages[1:]:
+            if stage.contiguity == "begin":
+                raise ValueError(
+                    f"stage {stage.name!r}: only the first stage may be 'begin'; use next, "
+                    "followed_by, followed_by_any, not_next or not_followed_by"
+                )
+        names = [s.name for s in self.stages]
+        needs_stage = self.skip in ("skip_to_first", "skip_to_last")
+        if needs_stage and self.skip_stage not in names:
+            raise ValueError(
+                f"patterns.skip = {self.skip!r} needs skip_stage naming a stage "
+                f"({', '.join(names)}), got {self.skip_stage!r}"
+            )
+        if not needs_stage and self.skip_stage is not None:
+            raise ValueError("patterns.skip_stage only goes with skip_to_first or skip_to_last")
+        return self
+
+
 class SinkConfig(_Strict):
     """Where one output goes. Parquet directories are written exactly once per batch."""
 
@@ -93,7 +187,12 @@ class SinkConfig(_Strict):
 
 
 class SinksConfig(_Strict):
-    sessions: SinkConfig
+    """The outputs: ``sessions`` for the sessions operator; ``matches`` (and optionally
+    ``timeouts``) for the patterns operator; ``dead_letters`` for both."""
+
+    sessions: SinkConfig | None = None
+    matches: SinkConfig | None = None
+    timeouts: SinkConfig | None = None
     dead_letters: SinkConfig
 
 
@@ -138,14 +237,49 @@ class MonitoringConfig(_Strict):
 
 
 class PipelineConfig(_Strict):
-    """A whole sessions pipeline: source -> validation -> sessionize -> sinks, checkpointed."""
+    """A whole pipeline: source -> validation -> operator -> sinks, checkpointed. The operator
+    is ``sessions`` (the default) or ``patterns`` (which needs a ``[patterns]`` section)."""
 
     name: str = "sessions"
+    operator: Literal["sessions", "patterns"] = "sessions"
     source: SourceConfig
     fields: FieldNames = FieldNames()
     validation: ValidationConfig = ValidationConfig()
     sessions: SessionsConfig = SessionsConfig()
+    patterns: PatternsConfig | None = None
     sinks: SinksConfig
     checkpoint: CheckpointConfig
     spark: SparkConfig = SparkConfig()
     monitoring: MonitoringConfig = MonitoringConfig()
+
+    @model_validator(mode="after")
+    def _sinks_fit_the_operator(self) -> PipelineConfig:
+        sinks = self.sinks
+        if self.operator == "sessions":
+            if sinks.sessions is None:
+                raise ValueError("operator 'sessions' needs [sinks.sessions] with a path")
+            for name in ("matches", "timeouts"):
+                if getattr(sinks, name) is not None:
+                    raise ValueError(f"sinks.{name} is for operator = 'patterns'; remove it")
+            if self.patterns is not None:
+                raise ValueError("[patterns] needs operator = 'patterns' at the top level")
+            return self
+        if self.patterns is None:
+            raise ValueError("operator 'patterns' needs a [patterns] section with its stages")
+        if sinks.matches is None:
+            raise ValueError("operator 'patterns' needs [sinks.matches] with a path")
+        if sinks.sessions is not None:
+            raise ValueError("sinks.sessions is for operator = 'sessions'; remove it")
+        if self.patterns.emit_timeouts != (sinks.timeouts is not None):
+            raise ValueError(
+                "patterns.emit_timeouts = true and [sinks.timeouts] go together: set both "
+                "to write timed-out partial matches, or neither"
+            )
+        return self
+
+    @property
+    def idle_timeout(self) -> timedelta | None:
+        """The operator's idle timeout: how long quiet input waits before event time moves."""
+        if self.operator == "patterns" and self.patterns is not None:
+            return self.patterns.idle_timeout
+        return self.sessions.idle_timeout

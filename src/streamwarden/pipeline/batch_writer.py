@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,14 @@ from streamwarden.validation import Reason
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["OBSERVATION", "BatchStats", "SessionBatchWriter", "observed_counts"]
+__all__ = [
+    "OBSERVATION",
+    "BatchStats",
+    "BatchWriter",
+    "SessionBatchWriter",
+    "dead_letter_counts",
+    "observed_counts",
+]
 
 #: Name of the observed metrics that carry each batch's output counts in the query progress.
 OBSERVATION = "streamwarden"
@@ -51,22 +59,43 @@ def observed_counts() -> list[Column]:
     return [
         F.count(F.when(is_session, 1)).alias("sessions"),
         F.sum(F.when(is_session, F.col("page_count"))).alias("session_events"),
-        *(F.count(F.when(F.col("reason") == r.value, 1)).alias(f"dead_{r.value}") for r in Reason),
+        *dead_letter_counts(),
     ]
 
 
-class SessionBatchWriter:
+def dead_letter_counts() -> list[Column]:
+    """One count per reason code, named ``dead_<reason>``, over the engine's output."""
+    is_dead = F.col("kind") == "dead_letter"
+    return [
+        F.count(F.when(is_dead & (F.col("reason") == r.value), 1)).alias(f"dead_{r.value}")
+        for r in Reason
+    ]
+
+
+#: One output of a batch: the sink, and how to select its rows from the engine's output.
+Output = tuple[BatchSink, Callable[["DataFrame"], "DataFrame"]]
+
+
+class BatchWriter:
+    """Writes each output of one batch to its sink; the engine's output is persisted so that
+    the stateful step runs once for all the writes."""
+
+    def __init__(self, outputs: Sequence[Output]) -> None:
+        self.outputs = tuple(outputs)
+
+    def __call__(self, combined: DataFrame, batch_id: int) -> None:
+        combined.persist()
+        try:
+            for sink, select in self.outputs:
+                sink.write_batch(select(combined), batch_id)
+        finally:
+            combined.unpersist()
+
+
+class SessionBatchWriter(BatchWriter):
     """Writes the sessions and dead letters of one batch to their sinks."""
 
     def __init__(self, sessions: BatchSink, dead_letters: BatchSink) -> None:
+        super().__init__([(sessions, session_rows), (dead_letters, dead_letter_rows)])
         self.sessions = sessions
         self.dead_letters = dead_letters
-
-    def __call__(self, combined: DataFrame, batch_id: int) -> None:
-        # Persisted so the stateful step runs once for both writes.
-        combined.persist()
-        try:
-            self.sessions.write_batch(session_rows(combined), batch_id)
-            self.dead_letters.write_batch(dead_letter_rows(combined), batch_id)
-        finally:
-            combined.unpersist()

@@ -1,4 +1,4 @@
-"""Runs a sessions pipeline from its config: once over what is there, or continuously."""
+"""Runs a pipeline from its config: once over what is there, or continuously."""
 
 from __future__ import annotations
 
@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import PipelineError
-from streamwarden.operators.sessions import SessionParams, sessionize
-from streamwarden.pipeline.batch_writer import (
-    OBSERVATION,
-    BatchStats,
-    SessionBatchWriter,
-    observed_counts,
-)
 from streamwarden.pipeline.idle import IdleTicker, write_tick
-from streamwarden.sinks import ParquetBatchSink
+from streamwarden.pipeline.steps import (
+    AnyBatchStats,
+    build_step,
+    drain_horizon,
+    stats_from_progress,
+)
 from streamwarden.sources.files import read_landing, read_ticks
 from streamwarden.spark.jvm import java_message
 from streamwarden.spark.session import build_spark_session
@@ -33,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Pipeline", "RunResult", "ticks_dir"]
 
-ProgressCallback = Callable[[dict[str, Any], "BatchStats | None"], None]
+ProgressCallback = Callable[[dict[str, Any], "AnyBatchStats | None"], None]
 
 
 def ticks_dir(config: PipelineConfig) -> Path:
@@ -46,11 +44,12 @@ class RunResult:
     """What a run did, batch by batch."""
 
     progress: list[dict[str, Any]] = field(default_factory=list)
-    batches: list[BatchStats] = field(default_factory=list)
+    batches: list[AnyBatchStats] = field(default_factory=list)
 
 
 class Pipeline:
-    """A configured sessions pipeline. ``spark`` may be given, e.g. by tests sharing a session."""
+    """A configured pipeline (sessions or patterns). ``spark`` may be given, e.g. by tests
+    sharing a session."""
 
     def __init__(self, config: PipelineConfig, spark: SparkSession | None = None) -> None:
         self.config = config
@@ -76,20 +75,10 @@ class Pipeline:
         raw = read_landing(self.spark, cfg.source).unionByName(
             read_ticks(self.spark, ticks_dir(cfg))
         )
-        result = sessionize(
-            raw,
-            SessionParams.from_config(cfg.sessions, cfg.validation),
-            fields=cfg.fields,
-            validation=cfg.validation,
-        )
-        writer = SessionBatchWriter(
-            ParquetBatchSink("sessions", cfg.sinks.sessions.path),
-            ParquetBatchSink("dead_letters", cfg.sinks.dead_letters.path),
-        )
+        step = build_step(cfg, raw)
         stream = (
-            result.combined.observe(OBSERVATION, *observed_counts())
-            .writeStream.queryName(cfg.name)
-            .foreachBatch(writer)
+            step.output.writeStream.queryName(cfg.name)
+            .foreachBatch(step.writer)
             .option("checkpointLocation", str(cfg.checkpoint.path))
         )
         if once:
@@ -118,8 +107,9 @@ class Pipeline:
 
         In continuous mode the idle ticker advances event time when input goes quiet. With
         ``drain`` (only with ``once``), event time is then moved past every deadline so that all
-        sessions close and all state is freed: the end of a finite input. Events that arrive
-        after a drain are judged against the moved watermark (usually ``too_late``).
+        sessions close (or partial matches expire) and all state is freed: the end of a finite
+        input. Events that arrive after a drain are judged against the moved watermark (usually
+        ``too_late``).
 
         With ``monitoring.enabled``, a :class:`~streamwarden.monitoring.QueryMonitor` watches
         every batch (progress log, Prometheus, alarms) for the whole run; ``on_start`` receives
@@ -158,10 +148,7 @@ class Pipeline:
 
     def _drain_tick(self, result: RunResult) -> int:
         """An event time past every deadline of every state the pipeline may hold."""
-        s = self.config.sessions
-        horizon_ms = (
-            int((s.gap + s.allowed_lateness + s.max_out_of_orderness).total_seconds() * 1000) + 1
-        )
+        horizon_ms = int(drain_horizon(self.config).total_seconds() * 1000) + 1
         seen = [m for p in result.progress if (m := max_event_ms(p)) is not None]
         latest = max([*seen, checkpoint_watermark_ms(self.config.checkpoint.path)])
         return latest + horizon_ms
@@ -177,8 +164,8 @@ class Pipeline:
         result = RunResult()
         query = self.start(once=once)
         ticker = None
-        if not once and self.config.sessions.idle_timeout is not None:
-            ticker = IdleTicker(self.config.sessions.idle_timeout)
+        if not once and self.config.idle_timeout is not None:
+            ticker = IdleTicker(self.config.idle_timeout)
         seen = -1
         try:
             while True:
@@ -187,7 +174,7 @@ class Pipeline:
                     if progress["batchId"] <= seen:
                         continue
                     seen = progress["batchId"]
-                    stats = BatchStats.from_progress(progress)
+                    stats = stats_from_progress(self.config, progress)
                     result.progress.append(progress)
                     if stats is not None:
                         result.batches.append(stats)
@@ -205,6 +192,9 @@ class Pipeline:
                     break
         except KeyboardInterrupt:
             query.stop()
+        except BaseException:
+            query.stop()  # e.g. a progress callback failed: do not leave the query running
+            raise
         exc = query.exception()
         if exc is not None:
             raise PipelineError(

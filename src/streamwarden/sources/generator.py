@@ -2,8 +2,10 @@
 
 Users alternate sessions (a geometric number of pages, ``think_time`` apart on average) with
 idle periods longer than the session gap, so the true sessions are known by construction. Some
-records arrive out of order, late, too late, or malformed, in chosen fractions. The same spec and
-seed always give byte-identical files.
+records arrive out of order, late, too late, or malformed, in chosen fractions. Optionally,
+``scanners`` actors (ids ``actor-NNN``) probe hosts (url ``/scan/host-NN``) at random times
+alongside the users, for the pattern demo. The same spec and seed always give byte-identical
+files.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ _MALFORMED: tuple[tuple[str, Reason], ...] = (
     ('{"user_id": "", "ts": {ts}, "page_number": 1, "url": "/p/1"}', Reason.INVALID_USER_ID),
 )
 
+#: One generated event: (ts_ms, user_id, page_number, url).
+Event = tuple[int, str, int, str]
+
 
 @dataclass(frozen=True)
 class TrafficSpec:
@@ -61,10 +66,15 @@ class TrafficSpec:
     ts_format: str = "mixed"
     events_per_file: int = 5000
     seed: int = 7
+    scanners: int = 0
+    scan_hosts: int = 12
+    scan_every: timedelta = timedelta(minutes=20)
 
     def __post_init__(self) -> None:
         if self.users < 1 or self.events < 1 or self.events_per_file < 1:
             raise UsageError("users, events and events_per_file must be >= 1")
+        if self.scanners < 0 or self.scan_hosts < 1 or self.scan_every <= timedelta(0):
+            raise UsageError("scanners must be >= 0, scan_hosts >= 1 and scan_every > 0")
         if self.think_time * 3 >= self.gap:
             raise UsageError(
                 f"think_time {self.think_time} must be well under gap {self.gap} (a third at "
@@ -97,6 +107,7 @@ class TrafficSummary:
 
     records: int = 0
     events: int = 0
+    scans: int = 0
     malformed: Counter[str] = field(default_factory=Counter)
     late: int = 0
     too_late: int = 0
@@ -109,6 +120,7 @@ class TrafficSummary:
         return {
             "records": self.records,
             "events": self.events,
+            "scans": self.scans,
             "malformed": dict(self.malformed),
             "late": self.late,
             "too_late": self.too_late,
@@ -129,19 +141,22 @@ def generate_traffic(
     """
     rng = random.Random(spec.seed)
     events = _simulate(spec, rng)
+    if spec.scanners:
+        events = sorted(events + _scans(spec, events[0][0], events[-1][0]))
     arrivals = _arrivals(spec, rng, events)
     summary = TrafficSummary(distinct_users=len({e[1] for e in events}))
     summary.first_event = _EPOCH + timedelta(milliseconds=min(e[0] for e in events))
     summary.last_event = _EPOCH + timedelta(milliseconds=max(e[0] for e in events))
     lines: list[str] = []
-    for _, kind, (ts, user, page) in arrivals:
+    for _, kind, (ts, user, page, url) in arrivals:
         if rng.random() < spec.malformed_fraction:
             template, reason = _MALFORMED[rng.randrange(len(_MALFORMED))]
             lines.append(template.replace("{u}", user).replace("{ts}", str(ts)))
             summary.malformed[reason.value] += 1
             continue
-        lines.append(_event_line(spec, rng, ts, user, page))
+        lines.append(_event_line(spec, rng, ts, user, page, url))
         summary.events += 1
+        summary.scans += url.startswith("/scan/")
         summary.late += kind == "late"
         summary.too_late += kind == "too_late"
     summary.records = len(lines)
@@ -158,8 +173,8 @@ def generate_traffic(
     return summary
 
 
-def _simulate(spec: TrafficSpec, rng: random.Random) -> list[tuple[int, str, int]]:
-    """(ts_ms, user_id, page_number) for every event, in event-time order."""
+def _simulate(spec: TrafficSpec, rng: random.Random) -> list[Event]:
+    """(ts_ms, user_id, page_number, url) for every pageview, in event-time order."""
     start_ms = int((spec.start - _EPOCH).total_seconds() * 1000)
     gap_ms = int(spec.gap.total_seconds() * 1000)
     think_ms = spec.think_time.total_seconds() * 1000
@@ -172,10 +187,10 @@ def _simulate(spec: TrafficSpec, rng: random.Random) -> list[tuple[int, str, int
     ]
     heapq.heapify(heap)
     next_user = spec.users
-    out: list[tuple[int, str, int]] = []
+    out: list[Event] = []
     while len(out) < spec.events:
         ts, slot, user, page, done = heapq.heappop(heap)
-        out.append((ts, user, page))
+        out.append((ts, user, page, f"/p/{page}"))
         if page < 250 and rng.random() >= p_end:
             step = min(int(rng.expovariate(1.0 / think_ms)) + 1, gap_ms // 3)
             heapq.heappush(heap, (ts + step, slot, user, page + 1, done))
@@ -189,9 +204,25 @@ def _simulate(spec: TrafficSpec, rng: random.Random) -> list[tuple[int, str, int
     return out
 
 
+def _scans(spec: TrafficSpec, first_ms: int, last_ms: int) -> list[Event]:
+    """Each actor scans a random host every ``scan_every`` on average (exponential gaps),
+    from the first pageview to the last. A separate random stream, so that the pageviews are
+    the same with or without scanners."""
+    rng = random.Random(spec.seed * 1_000_003 + 17)
+    mean_ms = spec.scan_every.total_seconds() * 1000
+    out: list[Event] = []
+    for actor in range(spec.scanners):
+        ts = first_ms + int(rng.random() * mean_ms)
+        while ts <= last_ms:
+            host = rng.randrange(spec.scan_hosts)
+            out.append((ts, f"actor-{actor:03d}", 1, f"/scan/host-{host:02d}"))
+            ts += int(rng.expovariate(1.0 / mean_ms)) + 1000
+    return out
+
+
 def _arrivals(
-    spec: TrafficSpec, rng: random.Random, events: list[tuple[int, str, int]]
-) -> list[tuple[float, str, tuple[int, str, int]]]:
+    spec: TrafficSpec, rng: random.Random, events: list[Event]
+) -> list[tuple[float, str, Event]]:
     """Events in arrival order: mostly by time with some disorder, a few late or too late."""
     disorder_ms = spec.disorder.total_seconds() * 1000
     late_lo, late_hi = (d.total_seconds() * 1000 for d in spec.late_delay)
@@ -213,10 +244,12 @@ def _arrivals(
     return arrivals
 
 
-def _event_line(spec: TrafficSpec, rng: random.Random, ts: int, user: str, page: int) -> str:
+def _event_line(
+    spec: TrafficSpec, rng: random.Random, ts: int, user: str, page: int, url: str
+) -> str:
     iso = spec.ts_format == "iso" or (spec.ts_format == "mixed" and rng.random() < 0.5)
     ts_text = json.dumps(_iso(ts)) if iso else str(ts)
-    return f'{{"user_id": "{user}", "ts": {ts_text}, "page_number": {page}, "url": "/p/{page}"}}'
+    return f'{{"user_id": "{user}", "ts": {ts_text}, "page_number": {page}, "url": "{url}"}}'
 
 
 def _iso(ts_ms: int) -> str:

@@ -109,10 +109,18 @@ def detect(
             raise PatternError(
                 f"column {name!r} is not in the events; columns: {', '.join(events.columns)}"
             )
+    compiled = compile_for(events, pattern, fields, options)
+    return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+
+
+def compile_for(
+    events: DataFrame, pattern: Pattern, fields: Sequence[str], options: PatternOptions
+) -> CompiledPattern:
+    """Compiles ``pattern`` for ``events``: numeric columns are compared as numbers."""
     numeric = frozenset(
         f.name for f in events.schema.fields if isinstance(f.dataType, T.NumericType)
     )
-    compiled = compile_pattern(
+    return compile_pattern(
         pattern,
         fields,
         numeric,
@@ -121,8 +129,11 @@ def detect(
         slow_key_threshold=options.slow_key_threshold,
         debug_keep_empty_state=options.debug_keep_empty_state,
     )
-    spark: SparkSession = events.sparkSession
-    rows = _engine_rows(events, compiled, key, time, options)
+
+
+def run_detector(rows: DataFrame, compiled: CompiledPattern) -> DetectResult:
+    """Runs the engine over ``rows`` laid out as ``PatternRows.java`` reads them."""
+    spark: SparkSession = rows.sparkSession
     jdf = call_engine(
         spark,
         "detect",
@@ -165,6 +176,15 @@ def _engine_rows(
         F.when(missing, F.col(key).cast("string")).alias("user"),
         F.timestamp_millis(ts_ms).alias("_event_time"),
     )
+    return with_watermark(rows, compiled, options)
+
+
+def with_watermark(
+    rows: DataFrame, compiled: CompiledPattern, options: PatternOptions
+) -> DataFrame:
+    """Declares the watermark on ``_event_time`` and drops the column, so that Spark does not
+    silently filter late rows (the engine dead-letters them); then, where it cannot change a
+    match, drops events that meet no stage."""
     delay = f"{int(options.max_out_of_orderness.total_seconds() * 1000)} milliseconds"
     rows = rows.withWatermark("_event_time", delay)
     if options.prefilter and compiled.prefilter_safe:

@@ -1,0 +1,128 @@
+"""Builds a :class:`Pattern` and its :class:`PatternOptions` from a pipeline config's
+``[patterns]`` section, turning every problem into a :class:`ConfigError` naming the stage.
+
+Two passes: at load time the structure is checked with stand-in conditions (no Spark needed);
+when the pipeline starts, each ``where`` is compiled with ``F.expr`` and checked against the
+validated events, so bad SQL fails before the query runs, with the stage named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, cast
+
+from streamwarden.config.model import PatternsConfig, PatternStageConfig
+from streamwarden.errors import ConfigError, PatternError
+from streamwarden.operators.patterns.api import PatternOptions
+from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.operators.patterns.records import EVENT_COLUMNS
+from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["compile_conditions", "options_from_config", "pattern_from_config"]
+
+#: Stands in for every condition when only the structure is checked; never compiled.
+_STAND_IN = cast("Column", object())
+
+
+def pattern_from_config(
+    config: PatternsConfig, conditions: Mapping[str, Column] | None = None
+) -> Pattern:
+    """The pattern the config declares. ``conditions`` maps stage names to compiled ``where``
+    columns (see :func:`compile_conditions`); without them only the structure is built and
+    checked, which is what loading a config does."""
+    _check_columns(config)
+    pattern: Pattern | None = None
+    for i, stage in enumerate(config.stages):
+        condition = _STAND_IN if conditions is None else conditions[stage.name]
+        try:
+            pattern = _with_stage(pattern, stage, condition)
+        except PatternError as exc:
+            raise ConfigError(f"patterns.stages.{i} ({stage.name!r}): {exc}") from None
+    assert pattern is not None  # the config has at least one stage
+    skip = AfterMatch(SkipKind(config.skip), config.skip_stage)
+    try:
+        pattern = pattern.within(config.within).skip(skip)
+        pattern.check()
+    except PatternError as exc:
+        raise ConfigError(f"patterns: {exc}") from None
+    return pattern
+
+
+def _check_columns(config: PatternsConfig) -> None:
+    used = [("patterns.key", config.key)] + [("patterns.fields", f) for f in config.fields]
+    for i, stage in enumerate(config.stages):
+        where = f"patterns.stages.{i} ({stage.name!r}).previous"
+        used += [(where, p.field) for p in stage.previous]
+    for where, column in used:
+        if column not in EVENT_COLUMNS:
+            raise ConfigError(
+                f"{where}: {column!r} is not a validated event column; use one of "
+                f"{', '.join(EVENT_COLUMNS)}"
+            )
+
+
+def _with_stage(pattern: Pattern | None, stage: PatternStageConfig, condition: Column) -> Pattern:
+    if pattern is None:
+        pattern = Pattern.begin(stage.name)
+    else:
+        pattern = getattr(pattern, stage.contiguity)(stage.name)
+    pattern = pattern.where(condition)
+    for prev in stage.previous:
+        pattern = pattern.where_previous(prev.field, prev.op, prev.stage)
+    if stage.times is not None:
+        pattern = pattern.times(stage.times, stage.times_max)
+    if stage.one_or_more:
+        pattern = pattern.one_or_more()
+    if stage.optional:
+        pattern = pattern.optional()
+    if stage.greedy:
+        pattern = pattern.greedy()
+    if stage.consecutive:
+        pattern = pattern.consecutive()
+    return pattern
+
+
+def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, Column]:
+    """Each stage's ``where`` as a Spark Column, checked against ``events`` (parsed, resolved
+    and boolean); the first failure raises a :class:`ConfigError` naming the stage."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from streamwarden.spark.jvm import java_message
+
+    compiled: dict[str, Column] = {}
+    columns = ", ".join(events.columns)
+    for i, stage in enumerate(config.stages):
+        where = f"patterns.stages.{i} ({stage.name!r}): where = {stage.where!r}"
+        try:
+            condition = F.expr(stage.where)
+            result_type = events.select(condition.alias("c")).schema["c"].dataType
+        except PySparkException as exc:  # parse and analysis errors
+            raise ConfigError(
+                f"{where} is not a valid Spark SQL condition over the events ({columns}): "
+                f"{_first_line(java_message(exc))}"
+            ) from None
+        if not isinstance(result_type, T.BooleanType):
+            raise ConfigError(
+                f"{where} gives {result_type.simpleString()}, not a boolean; write a "
+                "comparison such as url LIKE '/scan/%'"
+            )
+        compiled[stage.name] = condition
+    return compiled
+
+
+def options_from_config(config: PatternsConfig) -> PatternOptions:
+    return PatternOptions(
+        max_out_of_orderness=config.max_out_of_orderness,
+        max_partials_per_key=config.max_partials_per_key,
+        emit_timeouts=config.emit_timeouts,
+        slow_key_threshold=config.slow_key_threshold,
+    )
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else message

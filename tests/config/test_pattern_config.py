@@ -1,0 +1,191 @@
+"""A pipeline config can declare a pattern; its mistakes fail at load (structure) or before the
+query starts (the ``where`` SQL), each with the stage named."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from pyspark.sql import functions as F
+
+from streamwarden.config import FieldNames, ValidationConfig, load_config, parse_config
+from streamwarden.errors import ConfigError
+from streamwarden.operators.patterns import AfterMatch, Contiguity
+from streamwarden.operators.patterns.from_config import (
+    compile_conditions,
+    options_from_config,
+    pattern_from_config,
+)
+from streamwarden.operators.patterns.pattern import StageKind
+from streamwarden.operators.patterns.records import validated_events
+from tests.config.test_loader import MINIMAL, write
+
+PATTERN = """
+name = "scans"
+operator = "patterns"
+[source]
+path = "landing"
+[patterns]
+within = "30m"
+skip = "skip_past_last_event"
+[[patterns.stages]]
+name = "scan"
+contiguity = "begin"
+where = "url LIKE '/scan/%'"
+[[patterns.stages]]
+name = "other"
+where = "url LIKE '/scan/%'"
+previous = [{ field = "url", op = "!=", stage = "scan" }]
+[sinks.matches]
+path = "out/matches"
+[sinks.dead_letters]
+path = "out/dead"
+[checkpoint]
+path = "out/checkpoint"
+"""
+
+
+def stages(*entries: dict[str, object], **patterns: object) -> dict[str, object]:
+    """A patterns config as a dict, with the given stages and [patterns] settings."""
+    return {
+        "operator": "patterns",
+        "source": {"path": "landing"},
+        "patterns": {"within": "30m", **patterns, "stages": list(entries)},
+        "sinks": {"matches": {"path": "m"}, "dead_letters": {"path": "d"}},
+        "checkpoint": {"path": "c"},
+    }
+
+
+BEGIN = {"name": "a", "contiguity": "begin", "where": "page_number = 1"}
+
+
+def test_a_pattern_config_loads_with_its_defaults_and_paths_resolved(tmp_path):
+    config = load_config(write(tmp_path, PATTERN))
+    assert config.operator == "patterns"
+    p = config.patterns
+    assert p is not None
+    assert (p.key, p.fields, p.within) == ("user_id", ["url"], timedelta(minutes=30))
+    assert p.max_out_of_orderness == timedelta(minutes=1)
+    assert (p.max_partials_per_key, p.emit_timeouts) == (1000, False)
+    assert config.sinks.matches is not None
+    assert config.sinks.matches.path == tmp_path / "out" / "matches"
+    assert config.sinks.timeouts is None and config.sinks.sessions is None
+    assert config.idle_timeout == p.idle_timeout == timedelta(minutes=5)
+
+
+def test_an_existing_sessions_config_still_means_the_sessions_operator(tmp_path):
+    config = load_config(write(tmp_path, MINIMAL))
+    assert config.operator == "sessions" and config.patterns is None
+
+
+def test_the_declared_pattern_is_built_stage_by_stage():
+    config = parse_config(
+        stages(
+            BEGIN,
+            {"name": "b", "contiguity": "next", "where": "true", "times": 2, "times_max": 4,
+             "greedy": True, "consecutive": True},
+            {"name": "d", "contiguity": "not_followed_by", "where": "true"},
+            {"name": "c", "contiguity": "followed_by_any", "where": "true", "optional": True},
+            {"name": "e", "where": "true", "one_or_more": True,
+             "previous": [{"field": "page_number", "op": ">", "stage": "b"}]},
+            skip="skip_to_first", skip_stage="b", max_partials_per_key=10,
+            max_out_of_orderness="2m", emit_timeouts=True,
+        )
+        | {"sinks": {"matches": {"path": "m"}, "timeouts": {"path": "t"},
+                     "dead_letters": {"path": "d"}}}
+    )
+    assert config.patterns is not None
+    pattern = pattern_from_config(config.patterns)
+    _, b, d, c, e = pattern.stages
+    assert (b.contiguity, b.min_times, b.max_times, b.greedy, b.inner) == (
+        Contiguity.STRICT, 2, 4, True, Contiguity.STRICT
+    )
+    assert (c.contiguity, c.optional) == (Contiguity.ANY, True)
+    assert d.kind == StageKind.NOT_FOLLOWED_BY
+    assert (e.min_times, e.max_times, e.previous[0].stage) == (1, None, "b")
+    assert pattern.window == timedelta(minutes=30)
+    assert pattern.after_match == AfterMatch.skip_to_first("b")
+    options = options_from_config(config.patterns)
+    assert (options.max_partials_per_key, options.emit_timeouts) == (10, True)
+    assert options.max_out_of_orderness == timedelta(minutes=2)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (stages({**BEGIN, "contiguity": "next"}), "first stage 'a' must have contiguity = 'begin'"),
+        (stages(BEGIN, {**BEGIN, "name": "b"}), "stage 'b': only the first stage may be 'begin'"),
+        (stages(BEGIN, within="0s"), "patterns.within must be > 0"),
+        (stages(BEGIN, skip="skip_to_last"), "needs skip_stage naming a stage (a)"),
+        (stages(BEGIN, skip_stage="a"), "skip_stage only goes with skip_to_first"),
+        (stages(BEGIN, max_partials_per_key=0), "patterns.max_partials_per_key"),
+        (stages(), "patterns.stages"),
+        (stages({**BEGIN, "contiguity": "sometimes"}), "patterns.stages.0.contiguity"),
+        (stages({**BEGIN, "wher": "x"}), "patterns.stages.0.wher: unknown setting"),
+        (stages({**BEGIN, "times_max": 3}), "stage 'a': times_max needs times"),
+        (stages({**BEGIN, "greedy": True}), "stages.0 ('a'): greedy() needs a looping stage"),
+        (stages({**BEGIN, "optional": True}), "the first stage 'a' cannot be optional"),
+        (
+            stages(BEGIN, {"name": "b", "where": "true", "times": 3, "times_max": 2}),
+            "stages.1 ('b'): times(3, 2)",
+        ),
+        (
+            stages(BEGIN, {"name": "b", "where": "true",
+                           "previous": [{"field": "url", "op": "!=", "stage": "zz"}]}),
+            "stages.1 ('b'): stage 'b' compares with 'zz'",
+        ),
+        (
+            stages(BEGIN, {"name": "b", "contiguity": "not_next", "where": "true"}),
+            "ends with not_next('b')",
+        ),
+        (stages(BEGIN, emit_timeouts=True), "emit_timeouts = true and [sinks.timeouts] go"),
+        (stages(BEGIN, key="host"), "patterns.key: 'host' is not a validated event column"),
+        (stages(BEGIN, fields=["url", "ip"]), "patterns.fields: 'ip' is not a validated"),
+        ({**stages(BEGIN), "operator": "sessions"}, "sessions' needs [sinks.sessions]"),
+        ({k: v for k, v in stages(BEGIN).items() if k != "patterns"}, "needs a [patterns] section"),
+    ],
+)
+def test_pattern_mistakes_fail_at_load_naming_the_setting(data, expected):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(data)
+    assert expected in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def events(spark):
+    """The columns a condition sees, from an (empty) validated frame."""
+    return validated_events(
+        spark.createDataFrame([], "raw string"), FieldNames(), ValidationConfig()
+    )
+
+
+def conditions(events, *wheres: str):
+    entries = [{**BEGIN, "where": wheres[0]}]
+    entries += [{"name": f"s{i}", "where": w} for i, w in enumerate(wheres[1:], 1)]
+    config = parse_config(stages(*entries))
+    assert config.patterns is not None
+    return compile_conditions(config.patterns, events)
+
+
+@pytest.mark.spark
+def test_where_expressions_compile_to_spark_columns_over_the_validated_events(events):
+    compiled = conditions(events, "url LIKE '/scan/%' AND page_number < 3", "hour(event_time) >= 9")
+    assert set(compiled) == {"a", "s1"}
+    assert events.select(compiled["a"], compiled["s1"], F.lit(1)).columns  # resolves
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("page_number >= ", "is not a valid Spark SQL condition"),
+        ("no_such_column = 1", "no_such_column"),
+        ("page_number + 1", "gives bigint, not a boolean"),
+    ],
+)
+def test_bad_where_sql_is_a_config_error_naming_the_stage(events, where, expected):
+    with pytest.raises(ConfigError) as caught:
+        conditions(events, "true", where)
+    message = str(caught.value)
+    assert "patterns.stages.1 ('s1')" in message and expected in message
+    assert "at org.apache" not in message
