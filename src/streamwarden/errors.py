@@ -7,8 +7,10 @@ maps :class:`UsageError` subclasses to exit code 2 and everything else to exit c
 from __future__ import annotations
 
 __all__ = [
+    "CheckpointInUseError",
     "ConfigError",
     "EngineError",
+    "NotACheckpointError",
     "PipelineError",
     "SourceError",
     "StateError",
@@ -47,3 +49,11 @@ class StateError(StreamwardenError):
 
 class PipelineError(StreamwardenError):
     """A streaming query failed while running; details are in the log."""
+
+
+class NotACheckpointError(UsageError):
+    """A path given as a checkpoint is missing or is not a streaming checkpoint. Exit code 2."""
+
+
+class CheckpointInUseError(StateError):
+    """A query is running on the checkpoint, so an offline tool must not change it."""
