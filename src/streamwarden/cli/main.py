@@ -1,4 +1,4 @@
-"""``streamwarden``: run a pipeline, or the demo.
+"""``streamwarden``: run a pipeline or the demo, and the offline tools on checkpoints.
 
 Errors print one line (``Error: ...``) and exit 2 for config or usage problems, 1 for runtime
 failures; Spark's own log, with any Java trace, goes to a log file named in the message.
@@ -13,6 +13,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from streamwarden.cli import doctor
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import java_message
 
@@ -32,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --once: then close every session (end of a finite input)",
     )
+    run.add_argument(
+        "--skip-doctor", action="store_true", help="start even if `doctor` finds errors"
+    )
     demo = commands.add_parser("demo", help="generate traffic and sessionize it on local Spark")
     demo.add_argument(
         "--out",
@@ -42,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--events", type=int, default=60_000)
     demo.add_argument("--users", type=int, default=1_000)
     demo.add_argument("--seed", type=int, default=7)
+    for module in (doctor,):
+        module.register(commands)  # each sets its own handler
     return parser
 
 
@@ -64,10 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.filterwarnings("ignore")  # pyspark's pandas-version notices are not for users
     try:
+        if hasattr(args, "handler"):
+            return int(args.handler(args))
         if args.command == "run":
             from streamwarden.cli.run import run_command
 
-            return run_command(args.config, once=args.once, drain=args.drain)
+            return run_command(
+                args.config, once=args.once, drain=args.drain, doctor=not args.skip_doctor
+            )
         from streamwarden.cli.demo import demo_command
 
         return demo_command(args.out, events=args.events, users=args.users, seed=args.seed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamwarden.cli.console import ProgressPrinter
+from streamwarden.cli.doctor import preflight
 from streamwarden.cli.main import log_to_file
 from streamwarden.config import load_config
 from streamwarden.errors import SourceError, UsageError
@@ -15,10 +16,12 @@ from streamwarden.spark.session import build_spark_session
 __all__ = ["run_command"]
 
 
-def run_command(config_path: Path, *, once: bool, drain: bool) -> int:
+def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = True) -> int:
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
     config = load_config(config_path)
+    if doctor:
+        preflight(config, config_path)
     if not config.source.path.is_dir():
         raise SourceError(
             f"landing directory {str(config.source.path)!r} does not exist; create it or fix "

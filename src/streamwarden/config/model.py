@@ -8,13 +8,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
-from streamwarden.config.units import format_duration, parse_duration, parse_size
+from streamwarden.config.units import format_duration, parse_duration, parse_memory, parse_size
 
 __all__ = [
     "CheckpointConfig",
     "Duration",
     "FieldNames",
     "PipelineConfig",
+    "ResourcesConfig",
     "SessionsConfig",
     "SinkConfig",
     "SinksConfig",
@@ -27,6 +28,7 @@ Duration = Annotated[
     timedelta, BeforeValidator(parse_duration), PlainSerializer(format_duration, return_type=str)
 ]
 Size = Annotated[int, BeforeValidator(parse_size)]
+Memory = Annotated[int, BeforeValidator(parse_memory)]
 
 
 class _Strict(BaseModel):
@@ -107,6 +109,18 @@ class SparkConfig(_Strict):
     conf: dict[str, str] = Field(default_factory=dict)
 
 
+class ResourcesConfig(_Strict):
+    """What the pipeline runs in; ``streamwarden doctor`` checks Spark's settings against it.
+
+    ``container_memory`` is the memory limit of the container (or machine) of the process that
+    runs the tasks: the driver in local mode, each executor otherwise. ``cores`` is the number
+    of task slots overall; by default read from a ``local[N]`` master.
+    """
+
+    container_memory: Memory | None = Field(default=None, ge=1)
+    cores: int | None = Field(default=None, ge=1)
+
+
 class PipelineConfig(_Strict):
     """A whole sessions pipeline: source -> validation -> sessionize -> sinks, checkpointed."""
 
@@ -118,3 +132,4 @@ class PipelineConfig(_Strict):
     sinks: SinksConfig
     checkpoint: CheckpointConfig
     spark: SparkConfig = SparkConfig()
+    resources: ResourcesConfig = ResourcesConfig()

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import PipelineError
 from streamwarden.operators.sessions import SessionParams, sessionize
@@ -26,7 +27,7 @@ from streamwarden.spark.jvm import java_message
 from streamwarden.spark.session import build_spark_session
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
 __all__ = ["Pipeline", "RunResult", "ticks_dir"]
@@ -66,8 +67,8 @@ class Pipeline:
             )
         return self._spark
 
-    def start(self, *, once: bool) -> StreamingQuery:
-        """Builds and starts the streaming query."""
+    def stream_frame(self) -> DataFrame:
+        """The query's output before the sink: landing files and ticks, sessionized."""
         cfg = self.config
         raw = read_landing(self.spark, cfg.source).unionByName(
             read_ticks(self.spark, ticks_dir(cfg))
@@ -78,12 +79,17 @@ class Pipeline:
             fields=cfg.fields,
             validation=cfg.validation,
         )
+        return result.combined.observe(OBSERVATION, *observed_counts())
+
+    def start(self, *, once: bool) -> StreamingQuery:
+        """Builds and starts the streaming query."""
+        cfg = self.config
         writer = SessionBatchWriter(
             ParquetBatchSink("sessions", cfg.sinks.sessions.path),
             ParquetBatchSink("dead_letters", cfg.sinks.dead_letters.path),
         )
         stream = (
-            result.combined.observe(OBSERVATION, *observed_counts())
+            self.stream_frame()
             .writeStream.queryName(cfg.name)
             .foreachBatch(writer)
             .option("checkpointLocation", str(cfg.checkpoint.path))
@@ -115,17 +121,20 @@ class Pipeline:
         ``drain`` (only with ``once``), event time is then moved past every deadline so that all
         sessions close and all state is freed: the end of a finite input. Events that arrive
         after a drain are judged against the moved watermark (usually ``too_late``).
+        The checkpoint's run lock is held throughout, so offline tools refuse to change it and a
+        second run on the same checkpoint fails at once instead of corrupting it.
         """
-        result = self._run(
-            once=once, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
-        )
-        if drain and once:
-            write_tick(ticks_dir(self.config), self._drain_tick(result))
-            more = self._run(
-                once=True, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
+        with hold_checkpoint(self.config.checkpoint.path, f"pipeline {self.config.name!r}"):
+            result = self._run(
+                once=once, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
             )
-            result.progress += more.progress
-            result.batches += more.batches
+            if drain and once:
+                write_tick(ticks_dir(self.config), self._drain_tick(result))
+                more = self._run(
+                    once=True, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
+                )
+                result.progress += more.progress
+                result.batches += more.batches
         return result
 
     def _drain_tick(self, result: RunResult) -> int:
