@@ -11,6 +11,9 @@ import pytest
 
 from streamwarden.spark.session import build_spark_session
 
+#: Real checkpoints (sessions, leaking aggregation) shared by tests/checkpoints and tests/cli.
+pytest_plugins = ["tests.checkpoint_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:

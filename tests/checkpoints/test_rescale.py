@@ -12,7 +12,12 @@ from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.rescale import rescale_checkpoint
 from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.checkpoints.state_reader import list_operators
-from streamwarden.errors import CheckpointInUseError, NotACheckpointError, UsageError
+from streamwarden.errors import (
+    CheckpointInUseError,
+    NotACheckpointError,
+    StateError,
+    UsageError,
+)
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
@@ -112,7 +117,7 @@ def test_rescale_refuses_an_uncommitted_last_batch(spark, runs, tmp_path):
     files = CheckpointFiles(checkpoint)
     last = files.last_committed()
     shutil.copy(checkpoint / "offsets" / str(last), checkpoint / "offsets" / str(last + 1))
-    with pytest.raises(Exception, match="planned but never committed"):
+    with pytest.raises(StateError, match="planned but never committed"):
         rescale_checkpoint(spark, checkpoint, 4)
 
 

@@ -31,7 +31,7 @@ def report_text(report: InspectReport) -> str:
     ]
     lines += _summary(report)
     for op in report.operators:
-        lines += _operator(op)
+        lines += _operator(op, report)
     lines += _batches(report)
     lines.append(_verdict(report))
     return "\n".join(lines) + "\n"
@@ -53,7 +53,7 @@ def _summary(report: InspectReport) -> list[str]:
     ]
 
 
-def _operator(op: OperatorReport) -> list[str]:
+def _operator(op: OperatorReport, report: InspectReport) -> list[str]:
     mode = f", time mode {op.time_mode}" if op.time_mode else ""
     disk = sum(d.bytes for d in op.disk)
     lines = [
@@ -62,6 +62,11 @@ def _operator(op: OperatorReport) -> list[str]:
         f"{op.partitions} partitions; batches {op.min_batch}..{op.max_batch}{mode})",
         f"  on disk: {_size(disk)} in {sum(d.files for d in op.disk)} files",
     ]
+    if report.shuffle_partitions not in (None, op.partitions):
+        lines.append(
+            f"  note: the checkpoint pins {report.shuffle_partitions} partitions; this operator's "
+            "unversioned metadata still says the count before a rescale (Spark leaves it)"
+        )
     for state in op.states:
         lines += _state(state, op)
     if op.timers is not None:

@@ -11,7 +11,9 @@ changelog checkpointing, checkpoint format v2: the new batch's commit carries th
 Around it, this module: refuses while a streamwarden pipeline holds the checkpoint (its run lock,
 see :mod:`run_lock`) and while the last planned batch is uncommitted (Spark's own check);
 counts rows per operator and state variable before and after and fails if any differ; checks the
-operator metadata now says N partitions; and reports the time each step took.
+checkpoint now pins N partitions (and transformWithState's versioned operator metadata says N;
+Spark 4.2.0 leaves other operators' unversioned metadata at the old count, harmlessly); and
+reports the time each step took.
 """
 
 from __future__ import annotations
@@ -124,9 +126,17 @@ def _verify(
             f"rescale of {str(path)!r} changed the state's row counts: before {before}, after "
             f"{after}. {undo}"
         )
-    wrong = [op.operator_id for op in list_operators(spark, path) if op.partitions != partitions]
-    if wrong:
+    pinned = CheckpointFiles(path).shuffle_partitions()
+    # Spark rewrites only versioned (v2) operator metadata, which transformWithState has; other
+    # operators' v1 metadata keeps the old count, and Spark reads their partitions from the
+    # offset log's conf instead.
+    wrong = [
+        op.operator_id
+        for op in list_operators(spark, path)
+        if op.is_transform_with_state and op.partitions != partitions
+    ]
+    if pinned != partitions or wrong:
         raise StateError(
-            f"after the rescale, operator(s) {wrong} of {str(path)!r} do not report "
-            f"{partitions} partitions. {undo}"
+            f"after the rescale, {str(path)!r} pins {pinned} partitions and operator(s) "
+            f"{wrong} do not report {partitions}. {undo}"
         )

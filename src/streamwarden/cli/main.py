@@ -13,7 +13,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from streamwarden.cli import doctor, inspect
+from streamwarden.cli import doctor, inspect, rescale
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import java_message
 
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--events", type=int, default=60_000)
     demo.add_argument("--users", type=int, default=1_000)
     demo.add_argument("--seed", type=int, default=7)
-    for module in (inspect, doctor):
+    for module in (inspect, rescale, doctor):
         module.register(commands)  # each sets its own handler
     return parser
 
