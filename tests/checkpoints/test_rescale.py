@@ -10,7 +10,7 @@ import pytest
 
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.rescale import rescale_checkpoint
-from streamwarden.checkpoints.run_lock import hold_checkpoint
+from streamwarden.checkpoints.run_lock import checkpoint_holder, hold_checkpoint
 from streamwarden.checkpoints.state_reader import list_operators
 from streamwarden.errors import (
     CheckpointInUseError,
@@ -35,17 +35,23 @@ SPEC = TrafficSpec(
 )
 
 
-def phased_runs(spark, root: Path, files: list[Path], between) -> None:
+def phased_runs(spark, root: Path, files: list[Path], between) -> list[dict | None]:
     """One ``--once`` run per file (the last one drained); ``between(phase, checkpoint)``
-    is called after each run but the last."""
+    is called after each run but the last. Returns who held the checkpoint at each batch."""
     config = pipeline_config(root, sessions={"allowed_lateness": "10m"})
     (root / "landing").mkdir(parents=True)
+    holders = []
     for phase, file in enumerate(files):
         shutil.copy2(file, root / "landing" / file.name)
         last = phase == len(files) - 1
-        Pipeline(config, spark).run(once=True, drain=last)
+        Pipeline(config, spark).run(
+            once=True,
+            drain=last,
+            on_progress=lambda *_: holders.append(checkpoint_holder(config.checkpoint.path)),
+        )
         if not last:
             between(phase, config.checkpoint.path)
+    return holders
 
 
 def output_rows(spark, root: Path) -> tuple[list[tuple], list[tuple]]:
@@ -59,7 +65,7 @@ def runs(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("rescale")
     files = generate_traffic(SPEC, base / "generated").files
     assert len(files) == 3
-    reports, partitions_seen = [], []
+    reports, partitions_seen, holders = [], [], []
 
     def rescale(phase: int, checkpoint: Path) -> None:
         partitions_seen.append(CheckpointFiles(checkpoint).shuffle_partitions())
@@ -67,21 +73,21 @@ def runs(spark, tmp_path_factory):
 
     spark.conf.set("spark.sql.shuffle.partitions", "8")  # pinned by the first batch
     try:
-        phased_runs(spark, base / "reference", files, lambda *_: None)
-        phased_runs(spark, base / "rescaled", files, rescale)
+        holders += phased_runs(spark, base / "reference", files, lambda *_: None)
+        holders += phased_runs(spark, base / "rescaled", files, rescale)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", "2")
-    return base, reports, partitions_seen
+    return base, reports, partitions_seen, holders
 
 
 def test_state_goes_8_to_4_to_8_partitions_and_each_run_uses_the_new_count(runs):
-    _, reports, partitions_seen = runs
+    _, reports, partitions_seen, _ = runs
     assert [(r.partitions_before, r.partitions_after) for r in reports] == [(8, 4), (4, 8)]
     assert partitions_seen == [8, 4]  # the run between the rescales ran on 4 partitions
 
 
 def test_each_rescale_keeps_every_state_row_and_timer(runs):
-    _, reports, _ = runs
+    _, reports, _, _ = runs
     for report in reports:
         assert report.rows_before == report.rows_after
         assert report.rows_before["0/user_sessions"] > 0
@@ -90,16 +96,22 @@ def test_each_rescale_keeps_every_state_row_and_timer(runs):
 
 
 def test_the_resumed_pipeline_writes_exactly_what_an_unrescaled_run_writes(spark, runs):
-    base, _, _ = runs
+    base, _, _, _ = runs
     reference = output_rows(spark, base / "reference")
     assert reference[0] and reference[1]
     assert output_rows(spark, base / "rescaled") == reference
 
 
 def test_the_final_checkpoint_reports_8_partitions(spark, runs):
-    base, _, _ = runs
+    base, _, _, _ = runs
     (op,) = list_operators(spark, base / "rescaled" / "checkpoint")
     assert op.partitions == 8
+
+
+def test_a_running_pipeline_holds_its_checkpoint_and_releases_it_when_done(runs):
+    holders = runs[3]
+    assert holders and all(h and h["what"] == "pipeline 'sessions'" for h in holders)
+    assert checkpoint_holder(runs[0] / "reference" / "checkpoint") is None
 
 
 def test_rescale_refuses_while_a_pipeline_holds_the_checkpoint(spark, runs):

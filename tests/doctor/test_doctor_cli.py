@@ -40,3 +40,11 @@ def test_run_refuses_a_config_with_an_error_before_starting_spark(tmp_path, caps
     err = capsys.readouterr().err
     assert err.startswith("Error: config") and "memory-over-container" in err
     assert not (tmp_path / "out" / "checkpoint").exists()
+
+
+def test_doctor_plan_builds_the_sessions_query_and_finds_its_watermark(spark, tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL + '[spark]\nmaster = "local[2]"\nshuffle_partitions = 4\n')
+    (tmp_path / "landing").mkdir()
+    assert main(["doctor", str(path), "--plan"]) == 0
+    assert "no findings" in capsys.readouterr().out
