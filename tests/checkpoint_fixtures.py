@@ -4,6 +4,8 @@
   (state bounded by timers: must not be flagged).
 - ``leaky_aggregation_checkpoint``: a streaming count per user with no watermark (state that
   nothing will ever remove: must be flagged).
+- ``forgetful_tws_checkpoint``: a transformWithState that forgets the timer for half its keys
+  (exactly those keys must be flagged).
 """
 
 from __future__ import annotations
@@ -47,6 +49,52 @@ def leaky_aggregation_checkpoint(spark, tmp_path_factory) -> Path:
         .json(str(root / "landing"))
         .groupBy("user_id")
         .count()
+    )
+    query = (
+        counts.writeStream.outputMode("update")
+        .format("noop")
+        .option("checkpointLocation", str(root / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    return root / "checkpoint"
+
+
+@pytest.fixture(scope="session")
+def forgetful_tws_checkpoint(spark, tmp_path_factory) -> Path:
+    """A Python transformWithState count per user that registers a timer for even users only
+    (the bug of a code path that forgets its deadline): 15 of 30 keys leak."""
+    from pyspark.sql import Row
+    from pyspark.sql.streaming import StatefulProcessor
+
+    class ForgetfulCounter(StatefulProcessor):  # local: pickled by value for the workers
+        def init(self, handle):
+            self.handle = handle
+            self.count = handle.getValueState("count", "n long")
+
+        def handleInputRows(self, key, rows, timerValues):
+            times = [int(r["ts"].timestamp() * 1000) for r in rows]
+            n = (self.count.get()[0] if self.count.exists() else 0) + len(times)
+            if int(key[0][1:]) % 2 == 0:
+                self.handle.registerTimer(max(times) + 24 * 3600 * 1000)
+            self.count.update((n,))
+            yield Row(user_id=key[0], n=n)
+
+        def close(self):
+            pass
+
+    root = tmp_path_factory.mktemp("forgetful-cp")
+    lines = [
+        f'{{"user_id": "u{i % 30:02d}", "ts": "2026-01-01T00:{i % 60:02d}:00Z"}}' for i in range(60)
+    ]
+    write_batches(root / "landing", [lines])
+    counts = (
+        spark.readStream.schema("user_id string, ts timestamp")
+        .json(str(root / "landing"))
+        .withWatermark("ts", "1 minute")
+        .groupBy("user_id")
+        .transformWithState(ForgetfulCounter(), "user_id string, n long", "Update", "EventTime")
     )
     query = (
         counts.writeStream.outputMode("update")

@@ -131,3 +131,18 @@ def test_a_folder_that_is_not_a_checkpoint_is_refused_with_a_hint(tmp_path):
         CheckpointFiles(config)
     with pytest.raises(NotACheckpointError, match="does not exist"):
         CheckpointFiles(tmp_path / "missing")
+
+
+@pytest.mark.soak  # Python transformWithState starts Python workers: ~2 min on this machine
+def test_keys_with_state_and_no_timer_are_flagged_and_only_those(spark, forgetful_tws_checkpoint):
+    report = inspect_checkpoint(spark, forgetful_tws_checkpoint)
+    (op,) = report.operators
+    assert op.name.startswith("transformWithState") and op.time_mode == "EventTime"
+    (state,) = op.states
+    assert state.name == "count" and state.keys == 30
+    assert op.timers is not None and op.timers.rows == 15
+    assert state.leak.suspect_keys == 15
+    assert state.leak.reason == "no TTL and no registered timer for these keys"
+    odd = {json.loads(k)["user_id"] for k in state.leak.sample}
+    assert all(int(user[1:]) % 2 == 1 for user in odd)
+    assert report.leak_suspected
