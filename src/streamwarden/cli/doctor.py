@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from streamwarden.config.model import PipelineConfig
+from streamwarden.doctor.findings import Finding
 from streamwarden.errors import ConfigError
 
 __all__ = ["preflight", "register"]
@@ -59,7 +60,7 @@ def preflight(config: PipelineConfig, config_path: Path) -> None:
         print(finding.render(), file=sys.stderr)
 
 
-def _plan_findings(config: PipelineConfig) -> list:  # type: ignore[type-arg]
+def _plan_findings(config: PipelineConfig) -> list[Finding]:
     from streamwarden.cli.offline import offline_spark
     from streamwarden.doctor.plan import check_plan
     from streamwarden.pipeline import Pipeline
