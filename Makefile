@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 JAR := src/streamwarden/_engine/streamwarden-engine.jar
 JAVA_SOURCES := $(shell find engine/src -name '*.java')
 
-.PHONY: demo test lint soak bench bench-patterns setup clean
+.PHONY: demo test lint soak bench bench-patterns bench-rescale setup clean
 
 setup: $(VENV)/.installed $(JAR)
 
@@ -40,6 +40,9 @@ bench: setup
 bench-patterns: setup
 	bash bench/setup_flink.sh
 	$(BIN)/python bench/patterns_bench.py
+
+bench-rescale: setup
+	$(BIN)/python bench/rescale_bench.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,13 +12,22 @@ import pytest
 
 from streamwarden.spark.session import build_spark_session
 
+#: Real checkpoints (sessions, leaking aggregation) shared by tests/checkpoints and tests/cli.
+pytest_plugins = ["tests.checkpoint_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    # Python workers (a test's Python transformWithState) must run this venv's Python: PySpark
+    # reads PYSPARK_PYTHON when the context starts, else runs whatever "python3" is on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = build_spark_session(
         app_name="streamwarden-tests",
         shuffle_partitions=2,
-        extra_conf={"spark.ui.enabled": "false", "spark.sql.streaming.minBatchesToRetain": "20"},
+        extra_conf={
+            "spark.ui.enabled": "false",
+            "spark.sql.streaming.minBatchesToRetain": "20",
+        },
     )
     yield session
     session.stop()

@@ -7,9 +7,11 @@ maps :class:`UsageError` subclasses to exit code 2 and everything else to exit c
 from __future__ import annotations
 
 __all__ = [
+    "CheckpointInUseError",
     "ConfigError",
     "EngineError",
     "MonitoringError",
+    "NotACheckpointError",
     "PatternError",
     "PipelineError",
     "SourceError",
@@ -57,3 +59,11 @@ class MonitoringError(StreamwardenError):
 
 class PipelineError(StreamwardenError):
     """A streaming query failed while running; details are in the log."""
+
+
+class NotACheckpointError(UsageError):
+    """A path given as a checkpoint is missing or is not a streaming checkpoint. Exit code 2."""
+
+
+class CheckpointInUseError(StateError):
+    """A query is running on the checkpoint, so an offline tool must not change it."""

@@ -82,23 +82,46 @@ def test_the_declared_pattern_is_built_stage_by_stage():
     config = parse_config(
         stages(
             BEGIN,
-            {"name": "b", "contiguity": "next", "where": "true", "times": 2, "times_max": 4,
-             "greedy": True, "consecutive": True},
+            {
+                "name": "b",
+                "contiguity": "next",
+                "where": "true",
+                "times": 2,
+                "times_max": 4,
+                "greedy": True,
+                "consecutive": True,
+            },
             {"name": "d", "contiguity": "not_followed_by", "where": "true"},
             {"name": "c", "contiguity": "followed_by_any", "where": "true", "optional": True},
-            {"name": "e", "where": "true", "one_or_more": True,
-             "previous": [{"field": "page_number", "op": ">", "stage": "b"}]},
-            skip="skip_to_first", skip_stage="b", max_partials_per_key=10,
-            max_out_of_orderness="2m", emit_timeouts=True,
+            {
+                "name": "e",
+                "where": "true",
+                "one_or_more": True,
+                "previous": [{"field": "page_number", "op": ">", "stage": "b"}],
+            },
+            skip="skip_to_first",
+            skip_stage="b",
+            max_partials_per_key=10,
+            max_out_of_orderness="2m",
+            emit_timeouts=True,
         )
-        | {"sinks": {"matches": {"path": "m"}, "timeouts": {"path": "t"},
-                     "dead_letters": {"path": "d"}}}
+        | {
+            "sinks": {
+                "matches": {"path": "m"},
+                "timeouts": {"path": "t"},
+                "dead_letters": {"path": "d"},
+            }
+        }
     )
     assert config.patterns is not None
     pattern = pattern_from_config(config.patterns)
     _, b, d, c, e = pattern.stages
     assert (b.contiguity, b.min_times, b.max_times, b.greedy, b.inner) == (
-        Contiguity.STRICT, 2, 4, True, Contiguity.STRICT
+        Contiguity.STRICT,
+        2,
+        4,
+        True,
+        Contiguity.STRICT,
     )
     assert (c.contiguity, c.optional) == (Contiguity.ANY, True)
     assert d.kind == StageKind.NOT_FOLLOWED_BY
@@ -130,8 +153,14 @@ def test_the_declared_pattern_is_built_stage_by_stage():
             "stages.1 ('b'): times(3, 2)",
         ),
         (
-            stages(BEGIN, {"name": "b", "where": "true",
-                           "previous": [{"field": "url", "op": "!=", "stage": "zz"}]}),
+            stages(
+                BEGIN,
+                {
+                    "name": "b",
+                    "where": "true",
+                    "previous": [{"field": "url", "op": "!=", "stage": "zz"}],
+                },
+            ),
             "stages.1 ('b'): stage 'b' compares with 'zz'",
         ),
         (

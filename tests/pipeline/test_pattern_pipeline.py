@@ -39,15 +39,21 @@ def scan(actor: str, at: float, host: str) -> str:
 
 BATCHES = [
     [
-        scan("a", 0, "h1"), pageview("a", 5), scan("a", 10, "h2"),  # a match
-        scan("b", 0, "h1"), scan("b", 12, "h1"),  # same host twice: two timeouts
-        scan("c", 0, "h1"), scan("c", 45, "h2"),  # too far apart: two timeouts
-        pageview("d", 0), pageview("d", 3, page=2),  # never a scan
+        scan("a", 0, "h1"),
+        pageview("a", 5),
+        scan("a", 10, "h2"),  # a match
+        scan("b", 0, "h1"),
+        scan("b", 12, "h1"),  # same host twice: two timeouts
+        scan("c", 0, "h1"),
+        scan("c", 45, "h2"),  # too far apart: two timeouts
+        pageview("d", 0),
+        pageview("d", 3, page=2),  # never a scan
         "not json at all",
         json.dumps({"ts": 1, "page_number": 1, "url": "/scan/h1"}),  # no user_id
     ],
     [
-        scan("e", 50, "h1"), scan("e", 55, "h3"),  # a match in the second batch
+        scan("e", 50, "h1"),
+        scan("e", 55, "h3"),  # a match in the second batch
         scan("b", 20, "h5"),  # behind the watermark (45m - 1m): too late
         pageview("d", 21, page=9),  # also behind it, but meets no stage: never judged
     ],

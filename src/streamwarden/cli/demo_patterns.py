@@ -84,9 +84,7 @@ class LiveMatches:
             return
         rows = self.spark.read.parquet(str(folder)).orderBy("match_start", "key").take(2)
         for row in rows:
-            steps = " -> ".join(
-                f"{e['url']} at {e['event_time']:%H:%M:%S}" for e in row["events"]
-            )
+            steps = " -> ".join(f"{e['url']} at {e['event_time']:%H:%M:%S}" for e in row["events"])
             print(f"      match {row['key']}: {steps}", flush=True)
 
 

@@ -1,4 +1,4 @@
-"""``streamwarden``: run a pipeline, or the demo.
+"""``streamwarden``: run a pipeline or the demo, and the offline tools on checkpoints.
 
 Errors print one line (``Error: ...``) and exit 2 for config or usage problems, 1 for runtime
 failures; Spark's own log, with any Java trace, goes to a log file named in the message.
@@ -13,7 +13,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from streamwarden.cli import report, status
+from streamwarden.cli import doctor, inspect, report, rescale, status
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import java_message
 
@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--drain",
         action="store_true",
         help="with --once: then close every session (end of a finite input)",
+    )
+    run.add_argument(
+        "--skip-doctor", action="store_true", help="start even if `doctor` finds errors"
     )
     demo = commands.add_parser(
         "demo", help="generate traffic and sessionize it (or find patterns in it) on local Spark"
@@ -54,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=7)
     for command in (status, report):
         command.add_parser(commands)
+    for module in (inspect, rescale, doctor):
+        module.register(commands)  # each sets its own handler
     demo.add_argument("--actors", type=int, default=40, help="scanning actors (patterns)")
     demo.add_argument("--batches", type=int, default=30, help="input files = micro-batches")
     return parser
@@ -83,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             from streamwarden.cli.run import run_command
 
-            return run_command(args.config, once=args.once, drain=args.drain)
+            return run_command(
+                args.config, once=args.once, drain=args.drain, doctor=not args.skip_doctor
+            )
         if args.variant == "patterns":
             from streamwarden.cli.demo_patterns import patterns_demo_command
 

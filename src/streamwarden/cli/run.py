@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.cli.console import ProgressPrinter
+from streamwarden.cli.doctor import preflight
 from streamwarden.cli.main import log_to_file
 from streamwarden.config import load_config
 from streamwarden.errors import SourceError, UsageError
@@ -20,10 +21,12 @@ if TYPE_CHECKING:
 __all__ = ["run_command"]
 
 
-def run_command(config_path: Path, *, once: bool, drain: bool) -> int:
+def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = True) -> int:
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
     config = load_config(config_path)
+    if doctor:
+        preflight(config, config_path)
     if not config.source.path.is_dir():
         raise SourceError(
             f"landing directory {str(config.source.path)!r} does not exist; create it or fix "

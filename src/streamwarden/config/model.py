@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
-from streamwarden.config.units import format_duration, parse_duration, parse_size
+from streamwarden.config.units import format_duration, parse_duration, parse_memory, parse_size
 
 __all__ = [
     "CheckpointConfig",
@@ -19,6 +19,7 @@ __all__ = [
     "PatternsConfig",
     "PipelineConfig",
     "PreviousConfig",
+    "ResourcesConfig",
     "SessionsConfig",
     "SinkConfig",
     "SinksConfig",
@@ -31,6 +32,7 @@ Duration = Annotated[
     timedelta, BeforeValidator(parse_duration), PlainSerializer(format_duration, return_type=str)
 ]
 Size = Annotated[int, BeforeValidator(parse_size)]
+Memory = Annotated[int, BeforeValidator(parse_memory)]
 
 
 class _Strict(BaseModel):
@@ -236,6 +238,18 @@ class MonitoringConfig(_Strict):
         return self
 
 
+class ResourcesConfig(_Strict):
+    """What the pipeline runs in; ``streamwarden doctor`` checks Spark's settings against it.
+
+    ``container_memory`` is the memory limit of the container (or machine) of the process that
+    runs the tasks: the driver in local mode, each executor otherwise. ``cores`` is the number
+    of task slots overall; by default read from a ``local[N]`` master.
+    """
+
+    container_memory: Memory | None = Field(default=None, ge=1)
+    cores: int | None = Field(default=None, ge=1)
+
+
 class PipelineConfig(_Strict):
     """A whole pipeline: source -> validation -> operator -> sinks, checkpointed. The operator
     is ``sessions`` (the default) or ``patterns`` (which needs a ``[patterns]`` section)."""
@@ -251,6 +265,7 @@ class PipelineConfig(_Strict):
     checkpoint: CheckpointConfig
     spark: SparkConfig = SparkConfig()
     monitoring: MonitoringConfig = MonitoringConfig()
+    resources: ResourcesConfig = ResourcesConfig()
 
     @model_validator(mode="after")
     def _sinks_fit_the_operator(self) -> PipelineConfig:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-__all__ = ["format_duration", "parse_duration", "parse_size"]
+__all__ = ["format_duration", "parse_duration", "parse_memory", "parse_size"]
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)", re.IGNORECASE)
 _DURATION_UNITS = {
@@ -28,6 +28,23 @@ _SIZE_UNITS = {
     "gib": 2**30,
     "tib": 2**40,
 }
+
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b?)\s*$", re.IGNORECASE)
+_MEMORY_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def parse_memory(value: object, *, bare_unit: str = "") -> int:
+    """Reads a memory amount as Spark, the JVM and Kubernetes write it, in binary units:
+    ``"8g"``, ``"512m"``, ``"4GiB"``, ``"8Gi"``. A bare number is in ``bare_unit`` (bytes by
+    default; Spark reads a bare ``spark.executor.memory`` as MiB, so pass ``"m"`` for it)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value * _MEMORY_UNITS[bare_unit]
+    if isinstance(value, str):
+        match = _MEMORY.match(value)
+        if match:
+            number, unit = match.groups()
+            return int(float(number) * _MEMORY_UNITS[(unit or bare_unit).lower()])
+    raise ValueError(f"expected a memory amount such as '8g', '512m' or '4GiB', got {value!r}")
 
 
 def parse_duration(value: object) -> timedelta:

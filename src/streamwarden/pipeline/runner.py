@@ -10,11 +10,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import PipelineError
 from streamwarden.pipeline.idle import IdleTicker, write_tick
 from streamwarden.pipeline.steps import (
     AnyBatchStats,
+    OperatorStep,
     build_step,
     drain_horizon,
     stats_from_progress,
@@ -24,7 +26,7 @@ from streamwarden.spark.jvm import java_message
 from streamwarden.spark.session import build_spark_session
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.query import StreamingQuery
 
     from streamwarden.monitoring.monitor import QueryMonitor
@@ -69,13 +71,21 @@ class Pipeline:
             )
         return self._spark
 
-    def start(self, *, once: bool) -> StreamingQuery:
-        """Builds and starts the streaming query."""
+    def _step(self) -> OperatorStep:
         cfg = self.config
         raw = read_landing(self.spark, cfg.source).unionByName(
             read_ticks(self.spark, ticks_dir(cfg))
         )
-        step = build_step(cfg, raw)
+        return build_step(cfg, raw)
+
+    def stream_frame(self) -> DataFrame:
+        """The query's output before the sink: landing files and ticks through the operator."""
+        return self._step().output
+
+    def start(self, *, once: bool) -> StreamingQuery:
+        """Builds and starts the streaming query."""
+        cfg = self.config
+        step = self._step()
         stream = (
             step.output.writeStream.queryName(cfg.name)
             .foreachBatch(step.writer)
@@ -113,25 +123,31 @@ class Pipeline:
 
         With ``monitoring.enabled``, a :class:`~streamwarden.monitoring.QueryMonitor` watches
         every batch (progress log, Prometheus, alarms) for the whole run; ``on_start`` receives
-        it (or None) once it is serving.
+        it (or None) once it is serving. The checkpoint's run lock is held throughout, so
+        offline tools refuse to change it and a second run on the same checkpoint fails at once
+        instead of corrupting it.
         """
-        self.monitor = self._start_monitor()
-        try:
-            if on_start is not None:
-                on_start(self.monitor)
-            result = self._run(
-                once=once, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
-            )
-            if drain and once:
-                write_tick(ticks_dir(self.config), self._drain_tick(result))
-                more = self._run(
-                    once=True, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
+        with hold_checkpoint(self.config.checkpoint.path, f"pipeline {self.config.name!r}"):
+            self.monitor = self._start_monitor()
+            try:
+                if on_start is not None:
+                    on_start(self.monitor)
+                result = self._run(
+                    once=once, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
                 )
-                result.progress += more.progress
-                result.batches += more.batches
-        finally:
-            if self.monitor is not None:
-                self.monitor.close()
+                if drain and once:
+                    write_tick(ticks_dir(self.config), self._drain_tick(result))
+                    more = self._run(
+                        once=True,
+                        on_progress=on_progress,
+                        poll_seconds=poll_seconds,
+                        now_ms=now_ms,
+                    )
+                    result.progress += more.progress
+                    result.batches += more.batches
+            finally:
+                if self.monitor is not None:
+                    self.monitor.close()
         return result
 
     def _start_monitor(self) -> QueryMonitor | None:

@@ -1,0 +1,11 @@
+"""``doctor``: finds contradictions and missing deadlines in a pipeline's settings before it runs.
+
+``findings`` is the vocabulary (a finding has a severity, what is wrong, and a plain fix);
+``memory`` derives what the task process will ask for; ``checks`` runs every config check;
+``plan`` checks a streaming query's plan for stateful steps without a watermark.
+"""
+
+from streamwarden.doctor.checks import diagnose
+from streamwarden.doctor.findings import Finding, Severity, render_findings
+
+__all__ = ["Finding", "Severity", "diagnose", "render_findings"]

@@ -1,0 +1,264 @@
+"""Every config check ``doctor`` runs. Each takes the config and returns its findings.
+
+Thresholds are named constants with their reason beside them; a finding's text names the
+setting, shows its value and says what to change.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable
+from datetime import timedelta
+
+from streamwarden.config.model import PipelineConfig
+from streamwarden.config.units import format_duration
+from streamwarden.doctor.findings import Finding, Severity
+from streamwarden.doctor.memory import MIB, process_memory
+from streamwarden.spark.session import ROCKSDB_PROVIDER, STATE_DEFAULTS
+
+__all__ = ["CHECKS", "diagnose", "task_cores"]
+
+#: State partitions are fixed by the checkpoint; twice the cores lets the job double its cores
+#: later without ``streamwarden rescale``.
+GROWTH_FACTOR = 2
+#: Beyond this many partitions per core, per-partition costs (one RocksDB instance and one task
+#: per partition per batch) outweigh the spread.
+MAX_PARTITIONS_PER_CORE = 32
+#: State that outlives a user's last event by more than this is a deliberate choice at best.
+LONG_HORIZON = timedelta(days=1)
+
+_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
+_CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+_NO_DATA = "spark.sql.streaming.noDataMicroBatches.enabled"
+_LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:,\d+)?\])?$")
+
+
+def diagnose(config: PipelineConfig) -> list[Finding]:
+    """All findings for ``config``, in check order."""
+    return [finding for check in CHECKS for finding in check(config)]
+
+
+def _conf(config: PipelineConfig) -> dict[str, str]:
+    """The Spark settings a run gets: streamwarden's defaults, then the config's own."""
+    return {**STATE_DEFAULTS, **config.spark.conf}
+
+
+def task_cores(config: PipelineConfig) -> int | None:
+    """Task slots: ``resources.cores``, else from a ``local[N]`` master; None if unknown."""
+    if config.resources.cores is not None:
+        return config.resources.cores
+    match = _LOCAL.match(config.spark.master.replace(" ", ""))
+    if match is None:
+        return None
+    if match.group(1) == "*":
+        return os.cpu_count() or 1
+    return int(match.group(1) or 1)
+
+
+def check_memory(config: PipelineConfig) -> list[Finding]:
+    limit = config.resources.container_memory
+    mem = process_memory(config.spark.master, _conf(config))
+    out = []
+    if limit is not None and mem.total > limit:
+        out.append(
+            Finding(
+                "memory-over-container",
+                Severity.ERROR,
+                f"the {mem.role} asks for {_mib(mem.total)} (heap {_mib(mem.heap)} + overhead "
+                f"{_mib(mem.overhead)} + off-heap {_mib(mem.off_heap)} + PySpark "
+                f"{_mib(mem.pyspark)}) but resources.container_memory is {_mib(limit)}: the "
+                "container would kill it",
+                f"lower spark.{mem.role}.memory (or the other parts) until the sum fits "
+                f"{_mib(limit)}, or raise resources.container_memory to the real limit",
+                "L12",
+            )
+        )
+    if limit is not None and mem.rocksdb_cap is None:
+        out.append(
+            Finding(
+                "rocksdb-memory-unbounded",
+                Severity.WARNING,
+                "RocksDB's native memory is not bounded: every state partition's instance grows "
+                f"its own caches outside the heap, so the {mem.role} can outgrow "
+                f"{_mib(limit)} however its heap is set",
+                'set spark.conf "spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage" = '
+                '"true" and "...rocksdb.maxMemoryUsageMB" to a share of the overhead',
+                "L12",
+            )
+        )
+    if mem.rocksdb_cap is not None and mem.rocksdb_cap > mem.overhead:
+        out.append(
+            Finding(
+                "rocksdb-memory-over-overhead",
+                Severity.WARNING,
+                f"RocksDB may use up to {_mib(mem.rocksdb_cap)} of native memory, more than the "
+                f"{_mib(mem.overhead)} of spark.{mem.role}.memoryOverhead reserved for native use",
+                f"raise spark.{mem.role}.memoryOverhead above {_mib(mem.rocksdb_cap)} plus some "
+                "headroom, or lower rocksdb.maxMemoryUsageMB",
+                "L12",
+            )
+        )
+    conf = _conf(config)
+    if mem.role == "driver" and "spark.executor.memory" in conf:
+        out.append(
+            Finding(
+                "executor-memory-ignored",
+                Severity.WARNING,
+                f"spark.executor.memory = {conf['spark.executor.memory']!r} has no effect with "
+                f"master {config.spark.master!r}: in local mode tasks run in the driver",
+                "set spark.driver.memory instead, and remove spark.executor.memory",
+                "L12",
+            )
+        )
+    if conf.get("spark.memory.offHeap.enabled", "false").lower() == "true" and not mem.off_heap:
+        out.append(
+            Finding(
+                "off-heap-without-size",
+                Severity.ERROR,
+                "spark.memory.offHeap.enabled is true but spark.memory.offHeap.size is not set: "
+                "Spark refuses to start",
+                'set "spark.memory.offHeap.size" (e.g. "1g"), or disable off-heap memory',
+                "L12",
+            )
+        )
+    return out
+
+
+def check_partitions(config: PipelineConfig) -> list[Finding]:
+    cores = task_cores(config)
+    parts = config.spark.shuffle_partitions
+    if cores is None:
+        return []
+    out = []
+    if parts < cores:
+        out.append(
+            Finding(
+                "partitions-fewer-than-cores",
+                Severity.WARNING,
+                f"spark.shuffle_partitions = {parts} leaves {cores - parts} of {cores} cores idle "
+                "in every stateful step",
+                f"use a multiple of the cores, e.g. {cores * GROWTH_FACTOR}",
+                "L11",
+            )
+        )
+    elif parts % cores:
+        busiest = math.ceil(parts / cores) / (parts / cores)
+        out.append(
+            Finding(
+                "partitions-uneven",
+                Severity.WARNING,
+                f"{parts} state partitions over {cores} cores: some cores get "
+                f"{math.ceil(parts / cores)}, others {parts // cores}; the busiest does "
+                f"{busiest:.2f}x the mean work",
+                f"use a multiple of {cores}, e.g. {cores * max(GROWTH_FACTOR, parts // cores)}",
+                "L11",
+            )
+        )
+    if cores <= parts < cores * GROWTH_FACTOR:
+        out.append(
+            Finding(
+                "no-growth-headroom",
+                Severity.WARNING,
+                f"{parts} state partitions for {cores} cores: the partition count is fixed by the "
+                f"checkpoint, so the job can never use more than {parts} cores without a rescale",
+                f"start with at least {cores * GROWTH_FACTOR} (or `streamwarden rescale` later)",
+                "L11",
+            )
+        )
+    if parts > cores * MAX_PARTITIONS_PER_CORE:
+        out.append(
+            Finding(
+                "too-many-partitions",
+                Severity.WARNING,
+                f"{parts} state partitions for {cores} cores: each batch pays one task and one "
+                "RocksDB instance per partition",
+                f"use {cores * GROWTH_FACTOR * 2} or so; more only if state per partition is large",
+                "L11",
+            )
+        )
+    return out
+
+
+def check_deadlines(config: PipelineConfig) -> list[Finding]:
+    s = config.sessions
+    out = []
+    if s.idle_timeout is None:
+        out.append(
+            Finding(
+                "no-idle-timeout",
+                Severity.WARNING,
+                "sessions.idle_timeout is off: when input goes quiet, event time stops, and the "
+                "last sessions and their state stay until new input arrives (never, for a source "
+                "that stopped)",
+                'set sessions.idle_timeout, e.g. "5m"',
+                "L2",
+            )
+        )
+    horizon = s.gap + s.allowed_lateness + s.max_out_of_orderness
+    if horizon > LONG_HORIZON:
+        out.append(
+            Finding(
+                "long-state-horizon",
+                Severity.WARNING,
+                f"each user's state lives {format_duration(horizon)} after their last event (gap + "
+                "allowed_lateness + max_out_of_orderness): with an unbounded key space, state "
+                "holds every user seen in that time",
+                "shorten sessions.allowed_lateness or max_out_of_orderness; keep history in an "
+                "external store (L8)",
+                "L3",
+            )
+        )
+    if _conf(config).get(_NO_DATA, "true").lower() == "false":
+        out.append(
+            Finding(
+                "no-data-batches-off",
+                Severity.WARNING,
+                f"{_NO_DATA} is false: timers fire only in batches that have input, so sessions "
+                "close and state is freed only when more data comes",
+                f"remove {_NO_DATA} from spark.conf",
+                "L2",
+            )
+        )
+    return out
+
+
+def check_state_store(config: PipelineConfig) -> list[Finding]:
+    conf = _conf(config)
+    out = []
+    if conf.get(_PROVIDER) != ROCKSDB_PROVIDER:
+        out.append(
+            Finding(
+                "rocksdb-off",
+                Severity.ERROR,
+                f"spark.conf sets {_PROVIDER} = {conf.get(_PROVIDER)!r}: state would live on the "
+                "JVM heap with full snapshots, not in RocksDB with incremental checkpoints",
+                f"remove {_PROVIDER} from spark.conf (streamwarden sets RocksDB)",
+                "L10",
+            )
+        )
+    elif conf.get(_CHANGELOG, "false").lower() != "true":
+        out.append(
+            Finding(
+                "changelog-off",
+                Severity.WARNING,
+                f"{_CHANGELOG} is false: every checkpoint uploads RocksDB files instead of a "
+                "small changelog, so checkpoints grow with the state",
+                f"remove {_CHANGELOG} from spark.conf",
+                "L10",
+            )
+        )
+    return out
+
+
+def _mib(n: int) -> str:
+    return f"{n / MIB:.0f} MiB"
+
+
+CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
+    check_memory,
+    check_partitions,
+    check_deadlines,
+    check_state_store,
+)

@@ -1,0 +1,26 @@
+"""The run lock: held while a pipeline runs, seen by other openers, gone when released."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from streamwarden.checkpoints.run_lock import checkpoint_holder, hold_checkpoint
+from streamwarden.errors import CheckpointInUseError
+
+
+def test_a_held_checkpoint_names_its_holder_and_is_free_after(tmp_path):
+    assert checkpoint_holder(tmp_path) is None
+    with hold_checkpoint(tmp_path, "pipeline 'a'"):
+        holder = checkpoint_holder(tmp_path)
+        assert holder is not None
+        assert holder["what"] == "pipeline 'a'" and holder["pid"] == os.getpid()
+    assert checkpoint_holder(tmp_path) is None
+
+
+def test_a_second_holder_is_refused_with_who_holds_it(tmp_path):
+    with hold_checkpoint(tmp_path, "pipeline 'a'"):
+        second = hold_checkpoint(tmp_path, "rescale")
+        with pytest.raises(CheckpointInUseError, match=r"in use by pipeline 'a' \(pid"):
+            second.__enter__()

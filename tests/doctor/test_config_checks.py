@@ -1,0 +1,158 @@
+"""``doctor`` on configs: each finding is triggered by a minimal bad config, and the example
+config (examples/sessions.toml) triggers none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streamwarden.config import load_config
+from streamwarden.doctor import Severity, diagnose
+from tests.support import pipeline_config
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sessions.toml"
+ROCKSDB = "spark.sql.streaming.stateStore.rocksdb."
+HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+
+
+def config(**sections):
+    return pipeline_config(Path("/nonexistent"), **sections)
+
+
+def codes(cfg) -> dict[str, Severity]:
+    return {f.code: f.severity for f in diagnose(cfg)}
+
+
+def test_the_example_config_has_no_findings():
+    assert diagnose(load_config(EXAMPLE)) == []
+
+
+def test_the_minimal_config_has_no_findings():
+    assert diagnose(config(spark={"master": "local[2]", "shuffle_partitions": 4})) == []
+
+
+BAD_CONFIGS = [
+    (
+        "memory-over-container",
+        Severity.ERROR,
+        {
+            "resources": {"container_memory": "2g"},
+            "spark": {
+                "conf": {
+                    "spark.driver.memory": "2g",
+                    f"{ROCKSDB}boundedMemoryUsage": "true",
+                    f"{ROCKSDB}maxMemoryUsageMB": "128",
+                }
+            },
+        },
+    ),
+    (
+        "memory-over-container",
+        Severity.ERROR,
+        {
+            "resources": {"container_memory": "4g"},
+            "spark": {
+                "master": "yarn",
+                "conf": {
+                    "spark.executor.memory": "3g",
+                    "spark.executor.memoryOverhead": "512m",
+                    "spark.memory.offHeap.enabled": "true",
+                    "spark.memory.offHeap.size": "1g",
+                    f"{ROCKSDB}boundedMemoryUsage": "true",
+                    f"{ROCKSDB}maxMemoryUsageMB": "256",
+                },
+            },
+        },
+    ),
+    ("rocksdb-memory-unbounded", Severity.WARNING, {"resources": {"container_memory": "8g"}}),
+    (
+        "rocksdb-memory-over-overhead",
+        Severity.WARNING,
+        {
+            "spark": {
+                "conf": {
+                    f"{ROCKSDB}boundedMemoryUsage": "true",
+                    f"{ROCKSDB}maxMemoryUsageMB": "2048",
+                }
+            }
+        },
+    ),
+    (
+        "executor-memory-ignored",
+        Severity.WARNING,
+        {"spark": {"conf": {"spark.executor.memory": "4g"}}},
+    ),
+    (
+        "off-heap-without-size",
+        Severity.ERROR,
+        {"spark": {"conf": {"spark.memory.offHeap.enabled": "true"}}},
+    ),
+    (
+        "partitions-fewer-than-cores",
+        Severity.WARNING,
+        {"spark": {"master": "local[4]", "shuffle_partitions": 2}},
+    ),
+    (
+        "partitions-uneven",
+        Severity.WARNING,
+        {"spark": {"master": "local[4]", "shuffle_partitions": 10}},
+    ),
+    (
+        "no-growth-headroom",
+        Severity.WARNING,
+        {"spark": {"master": "local[4]", "shuffle_partitions": 4}},
+    ),
+    (
+        "too-many-partitions",
+        Severity.WARNING,
+        {"spark": {"master": "local[2]", "shuffle_partitions": 200}},
+    ),
+    (
+        "partitions-uneven",
+        Severity.WARNING,
+        {"resources": {"cores": 16}, "spark": {"master": "yarn", "shuffle_partitions": 40}},
+    ),
+    ("no-idle-timeout", Severity.WARNING, {"sessions": {"idle_timeout": None}}),
+    ("long-state-horizon", Severity.WARNING, {"sessions": {"allowed_lateness": "3d"}}),
+    (
+        "no-data-batches-off",
+        Severity.WARNING,
+        {"spark": {"conf": {"spark.sql.streaming.noDataMicroBatches.enabled": "false"}}},
+    ),
+    (
+        "rocksdb-off",
+        Severity.ERROR,
+        {"spark": {"conf": {"spark.sql.streaming.stateStore.providerClass": HDFS}}},
+    ),
+    (
+        "changelog-off",
+        Severity.WARNING,
+        {"spark": {"conf": {f"{ROCKSDB}changelogCheckpointing.enabled": "false"}}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "severity", "sections"), BAD_CONFIGS)
+def test_each_finding_is_triggered_by_a_minimal_bad_config(code, severity, sections):
+    found = codes(config(**sections))
+    assert found.get(code) == severity, found
+
+
+def test_every_finding_says_what_to_do():
+    for _, _, sections in BAD_CONFIGS:
+        for finding in diagnose(config(**sections)):
+            assert finding.message and finding.fix and finding.lesson
+
+
+def test_memory_findings_show_the_parts_that_add_up():
+    (finding,) = [
+        f for f in diagnose(config(**BAD_CONFIGS[1][2])) if f.code == "memory-over-container"
+    ]
+    assert "executor asks for 4608 MiB" in finding.message
+    assert "container_memory is 4096 MiB" in finding.message
+
+
+def test_container_memory_reads_spark_and_kubernetes_units():
+    for text in ("4g", "4G", "4096m", "4Gi", "4GiB"):
+        assert config(resources={"container_memory": text}).resources.container_memory == 4 * 2**30
