@@ -91,11 +91,11 @@ def measure_detect(
     )
     result = detect(events, pattern, key="user_id", time="ts")
     counter = MatchCount()
-    seconds, progress = run_query(result.combined, work / name, counter)
+    seconds, cpu, progress = run_query(result.combined, work / name, counter)
     rows = max(
         (p["stateOperators"][0]["numRowsTotal"] for p in progress if p["stateOperators"]), default=0
     )
-    return Measured(name, seconds, counter.matches, None, {"peak_state_rows": rows})
+    return Measured(name, seconds, counter.matches, None, {"peak_state_rows": rows}, cpu)
 
 
 def measure_flink(path: Path, pattern: str, state: str) -> Measured | None:

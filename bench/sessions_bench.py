@@ -53,6 +53,8 @@ class Measured:
     sessions: int | None = None
     events_in_sessions: int | None = None
     extra: dict[str, Any] | None = None
+    #: CPU seconds of the Spark JVM during the run (Spark runs only).
+    cpu_seconds: float | None = None
 
 
 def dataset(events: int, users: int, files: int) -> Path:
@@ -93,17 +95,31 @@ def source(spark: SparkSession, path: Path, files_per_trigger: int) -> DataFrame
     )
 
 
-def run_query(frame: DataFrame, checkpoint: Path, on_batch=None) -> tuple[float, list[dict]]:
-    """Runs ``frame`` to the end of its input; returns wall seconds and progress."""
+def jvm_cpu_seconds(spark: SparkSession) -> float:
+    """CPU seconds (user + system) the Spark JVM has used so far, from /proc.
+
+    On a machine shared with other jobs, wall time depends on the neighbours; the CPU time a
+    run costs does much less, so the report gives both.
+    """
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_query(frame: DataFrame, checkpoint: Path, on_batch=None) -> tuple[float, float, list[dict]]:
+    """Runs ``frame`` to the end of its input; returns wall seconds, JVM CPU seconds and
+    progress."""
     writer = frame.writeStream.option("checkpointLocation", str(checkpoint))
     writer = writer.foreachBatch(on_batch) if on_batch else writer.format("noop")
+    cpu_start = jvm_cpu_seconds(frame.sparkSession)
     start = time.perf_counter()
     query = writer.trigger(availableNow=True).start()
     query.awaitTermination()
     seconds = time.perf_counter() - start
+    cpu = jvm_cpu_seconds(frame.sparkSession) - cpu_start
     if query.exception():
         raise RuntimeError(str(query.exception()))
-    return seconds, list(query.recentProgress)
+    return seconds, cpu, list(query.recentProgress)
 
 
 class Totals:
@@ -131,8 +147,8 @@ def valid_events(spark: SparkSession, path: Path, files_per_trigger: int) -> Dat
 
 
 def measure_ceiling(spark, path, work, fpt) -> Measured:
-    seconds, _ = run_query(valid_events(spark, path, fpt), work / "a")
-    return Measured("(a) read + validate, no state", seconds)
+    seconds, cpu, _ = run_query(valid_events(spark, path, fpt), work / "a")
+    return Measured("(a) read + validate, no state", seconds, cpu_seconds=cpu)
 
 
 def measure_native(spark, path, work, fpt) -> Measured:
@@ -157,9 +173,14 @@ def measure_sessionize(spark, path, work, fpt) -> Measured:
 
 def counted(name: str, frame: DataFrame, totals: Totals, checkpoint: Path) -> Measured:
     """Runs ``frame`` into the counting sink and reports time, counts and state sizes."""
-    seconds, progress = run_query(frame, checkpoint, totals)
+    seconds, cpu, progress = run_query(frame, checkpoint, totals)
     return Measured(
-        name, seconds, totals.sessions, totals.events, state_stats(progress, checkpoint)
+        name,
+        seconds,
+        totals.sessions,
+        totals.events,
+        state_stats(progress, checkpoint),
+        cpu_seconds=cpu,
     )
 
 
@@ -176,9 +197,11 @@ def measure_pipeline(spark, path, work, fpt) -> Measured:
         },
         origin="bench",
     )
+    cpu_start = jvm_cpu_seconds(spark)
     start = time.perf_counter()
     result = Pipeline(config, spark).run(once=True)
     seconds = time.perf_counter() - start
+    cpu = jvm_cpu_seconds(spark) - cpu_start
     sessions = sum(b.session_rows for b in result.batches)
     events = sum(b.session_events for b in result.batches)
     return Measured(
@@ -187,6 +210,7 @@ def measure_pipeline(spark, path, work, fpt) -> Measured:
         sessions,
         events,
         state_stats(result.progress, work / "cp" / "checkpoint"),
+        cpu_seconds=cpu,
     )
 
 
@@ -247,6 +271,26 @@ def state_stats(progress: list[dict], checkpoint: Path) -> dict[str, Any]:
     }
 
 
+SPARK_RUNS = {
+    "a": measure_ceiling,
+    "b": measure_native,
+    "c": measure_sessionize,
+    "c+": measure_pipeline,
+}
+
+
+def jfr_conf(recording: Path | None) -> dict[str, str]:
+    """JVM options that record a flight recording of the whole run into ``recording``."""
+    if recording is None:
+        return {}
+    recording.parent.mkdir(parents=True, exist_ok=True)
+    return {
+        "spark.driver.extraJavaOptions": (
+            f"-XX:StartFlightRecording=filename={recording.resolve()},settings=profile"
+        )
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2_000_000)
@@ -255,7 +299,28 @@ def main() -> None:
     parser.add_argument("--files-per-trigger", type=int, default=2)
     parser.add_argument("--shuffle-partitions", type=int, default=4)
     parser.add_argument("--skip-flink", action="store_true")
+    parser.add_argument(
+        "--runs",
+        default="a,b,c,c+",
+        help="comma-separated Spark runs to measure (of a, b, c, c+); (b) is always included",
+    )
+    parser.add_argument(
+        "--jfr",
+        type=Path,
+        help="record a Java Flight Recording of the Spark JVM (local mode: driver = executor)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure the chosen Spark runs this many times in turn; the table shows every "
+        "round, ratios against the last round's (b) (earlier rounds warm the JVM up)",
+    )
     args = parser.parse_args()
+    chosen = {r.strip() for r in args.runs.split(",")} | {"b"}
+    unknown = chosen - set(SPARK_RUNS)
+    if unknown:
+        parser.error(f"unknown --runs {sorted(unknown)}; choose from {list(SPARK_RUNS)}")
 
     path = dataset(args.events, args.users, args.files)
     work = HERE / "out" / "work"
@@ -263,12 +328,18 @@ def main() -> None:
     spark = build_spark_session(
         app_name="streamwarden-bench",
         shuffle_partitions=args.shuffle_partitions,
-        extra_conf={"spark.driver.memory": "6g"},
+        extra_conf={"spark.driver.memory": "6g", **jfr_conf(args.jfr)},
     )
     runs = [
-        m(spark, path, work, args.files_per_trigger)
-        for m in (measure_ceiling, measure_native, measure_sessionize, measure_pipeline)
+        measure(spark, path, work / f"round-{n}", args.files_per_trigger)
+        for n in range(1, args.rounds + 1)
+        for name, measure in SPARK_RUNS.items()
+        if name in chosen
     ]
+    if args.rounds > 1:
+        per_round = len(runs) // args.rounds
+        for i, r in enumerate(runs):
+            r.name += f" [round {i // per_round + 1}]"
     if not args.skip_flink:
         runs += [r for r in (measure_flink(path, "rocksdb"), measure_flink(path, "heap")) if r]
     report(args, path, runs)
@@ -276,17 +347,24 @@ def main() -> None:
 
 def report(args: argparse.Namespace, path: Path, runs: list[Measured]) -> None:
     events = args.events + 1  # + the sentinel
-    native = next(r for r in runs if r.name.startswith("(b)"))
+    native = [r for r in runs if r.name.startswith("(b)")][-1]
     print(
         f"\n{events:,} events, {args.users:,} users, {args.files} files, "
         f"{args.files_per_trigger} files per trigger, {args.shuffle_partitions} partitions\n"
     )
-    print("| run | seconds | events/s | vs (b) | sessions | events in sessions |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| run | seconds | events/s | vs (b) | JVM CPU s | CPU vs (b) | sessions "
+        "| events in sessions |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in runs:
+        cpu, cpu_ratio = "-", "-"
+        if r.cpu_seconds and native.cpu_seconds:
+            cpu, cpu_ratio = f"{r.cpu_seconds:.1f}", f"{native.cpu_seconds / r.cpu_seconds:.2f}x"
         print(
             f"| {r.name} | {r.seconds:.1f} | {events / r.seconds:,.0f} | "
-            f"{native.seconds / r.seconds:.2f}x | {r.sessions if r.sessions is not None else '-'} "
+            f"{native.seconds / r.seconds:.2f}x | {cpu} | {cpu_ratio} "
+            f"| {r.sessions if r.sessions is not None else '-'} "
             f"| {r.events_in_sessions if r.events_in_sessions is not None else '-'} |"
         )
     # Flink's end of input closes the sentinel's own session too (one session, one event);

@@ -194,3 +194,18 @@ def test_urls_are_collected_in_event_time_order_across_merges():
     t.run_batch([PageView("u", at(5), url="/b")], watermark=at(9))
     [s] = t.advance_watermark(at(60))
     assert s["urls"] == ["/a", "/b", "/c"]
+
+
+def test_a_kept_early_timer_fires_without_emitting_and_the_session_closes_at_its_deadline():
+    # The timer registered for the first event (due at 30) is kept when the second event moves
+    # the deadline to 50; when it fires at 30 nothing is due, and it re-arms at 50.
+    t = make_tester()
+    t.run_batch([PageView("u", at(0))], watermark=at(0))
+    t.run_batch([PageView("u", at(20))], watermark=at(10))
+    assert t.peek_state("u")["timerMs"] == to_ms(at(30))
+    assert t.advance_watermark(at(30)) == []
+    assert t.peek_state("u")["timerMs"] == to_ms(at(50))
+    assert t.advance_watermark(at(50) - MS) == []
+    [s] = t.advance_watermark(at(50))
+    assert (s["start_ms"], s["end_ms"], s["page_count"]) == (to_ms(at(0)), to_ms(at(20)), 2)
+    assert t.state_rows == 0

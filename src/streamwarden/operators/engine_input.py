@@ -49,7 +49,9 @@ def engine_input(validated: DataFrame, max_out_of_orderness: timedelta) -> DataF
         F.col("raw"),
         F.col("reason"),
         F.col("detail"),
-        F.col("user_id"),
+        # Only a rejected record needs its parsed user id (a valid event's key is its user id);
+        # a null here keeps it out of the shuffle for every valid event.
+        F.when(rejected, F.col("user_id")).alias("user_id"),
         F.timestamp_millis(F.when(rejected, F.lit(None)).otherwise(F.col("ts_ms"))).alias(
             "_event_time"
         ),

@@ -61,7 +61,7 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
     UserSessions stored = state.get(); // null when absent: one read instead of exists() + get()
     UserSessions current = stored != null ? stored : new UserSessions();
     List<Emitted> out = logic.onEvents(key, current, events, timers.getCurrentWatermarkInMs());
-    save(current);
+    save(current, timers.getCurrentWatermarkInMs());
     slowLog.maybeLog(key, startNs, events.size(), current.getSessions().size());
     return CollectionConverters.asScala(SessionRows.toRows(out).iterator());
   }
@@ -73,22 +73,27 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
       return CollectionConverters.asScala(new ArrayList<Row>().iterator());
     }
     current.setTimerMs(UserSessions.NO_TIMER); // the timer that fired is gone
-    List<Emitted> out = logic.onWatermark(key, current, timers.getCurrentWatermarkInMs());
-    save(current);
+    long watermarkMs = timers.getCurrentWatermarkInMs();
+    List<Emitted> out = logic.onWatermark(key, current, watermarkMs);
+    save(current, watermarkMs);
     return CollectionConverters.asScala(SessionRows.toRows(out).iterator());
   }
 
-  /** Writes the state back, or clears it; keeps exactly one timer at the next deadline. */
-  private void save(UserSessions current) {
-    long next = logic.nextDeadline(current);
-    if (current.getTimerMs() != next) {
-      if (current.getTimerMs() != UserSessions.NO_TIMER) {
-        getHandle().deleteTimer(current.getTimerMs());
+  /**
+   * Writes the state back, or clears it; keeps one timer, no later than the next deadline
+   * ({@link TimerPolicy}).
+   */
+  private void save(UserSessions current, long watermarkMs) {
+    long registered = current.getTimerMs();
+    long hold = TimerPolicy.timerToHold(registered, logic.nextDeadline(current), watermarkMs);
+    if (hold != registered) {
+      if (registered != UserSessions.NO_TIMER) {
+        getHandle().deleteTimer(registered);
       }
-      if (next != UserSessions.NO_TIMER) {
-        getHandle().registerTimer(next);
+      if (hold != UserSessions.NO_TIMER) {
+        getHandle().registerTimer(hold);
       }
-      current.setTimerMs(next);
+      current.setTimerMs(hold);
     }
     if (current.holdsNothing()) {
       state.clear();

@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * All state one user holds: open sessions and closed sessions still inside their lateness
- * horizon, ordered by start, plus the event time of the one timer that bounds them.
+ * horizon, ordered by start, plus the event time of the one registered timer, which is never
+ * later than their next deadline ({@link TimerPolicy}).
  */
 public final class UserSessions implements Serializable {
   private static final long serialVersionUID = 1L;

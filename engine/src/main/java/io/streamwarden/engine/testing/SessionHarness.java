@@ -9,6 +9,7 @@ import io.streamwarden.engine.sessions.Event;
 import io.streamwarden.engine.sessions.SessionAgg;
 import io.streamwarden.engine.sessions.SessionLogic;
 import io.streamwarden.engine.sessions.SessionPlan;
+import io.streamwarden.engine.sessions.TimerPolicy;
 import io.streamwarden.engine.sessions.UserSessions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -47,14 +48,14 @@ public final class SessionHarness {
     for (Map.Entry<String, List<Event>> e : byKey.entrySet()) {
       UserSessions state = states.getOrDefault(e.getKey(), new UserSessions());
       out.addAll(logic.onEvents(e.getKey(), state, e.getValue(), watermarkMs));
-      save(e.getKey(), state);
+      save(e.getKey(), state, watermarkMs);
     }
     for (String key : new ArrayList<>(states.keySet())) {
       UserSessions state = states.get(key);
       if (state.getTimerMs() != UserSessions.NO_TIMER && state.getTimerMs() <= watermarkMs) {
         state.setTimerMs(UserSessions.NO_TIMER);
         out.addAll(logic.onWatermark(key, state, watermarkMs));
-        save(key, state);
+        save(key, state, watermarkMs);
       }
     }
     return toJson(out);
@@ -71,8 +72,9 @@ public final class SessionHarness {
     return states.size();
   }
 
-  private void save(String key, UserSessions state) {
-    state.setTimerMs(logic.nextDeadline(state));
+  private void save(String key, UserSessions state, long watermarkMs) {
+    state.setTimerMs(
+        TimerPolicy.timerToHold(state.getTimerMs(), logic.nextDeadline(state), watermarkMs));
     if (state.holdsNothing()) {
       states.remove(key);
     } else {
