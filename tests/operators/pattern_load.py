@@ -57,8 +57,11 @@ def events(test: int, keys: int, hours: int) -> Iterator[tuple[str, int]]:
             yield key, ts
 
 
-def write_landing(landing: Path, test: int, keys: int, hours: int) -> tuple[int, int]:
-    """One file per simulated hour, plus a sentinel that moves the watermark past the end."""
+def write_landing(
+    landing: Path, test: int, keys: int, hours: int, close: bool = True
+) -> tuple[int, int]:
+    """One file per simulated hour, plus (if ``close``) sentinels that move the watermark past
+    the end."""
     landing.mkdir(parents=True)
     files: dict[int, list[str]] = {}
     count, seen = 0, set()
@@ -70,7 +73,7 @@ def write_landing(landing: Path, test: int, keys: int, hours: int) -> tuple[int,
         seen.add(key)
     # Two sentinel files: the first moves the watermark past every deadline, the batch of the
     # second is the first whose watermark is there, so it fires the last timers.
-    for extra in (0, 1):
+    for extra in (0, 1) if close else ():
         end_ts = T0_MS + (hours + 1 + extra) * HOUR_MS
         files[hours + extra] = [f'{{"key":"{SENTINEL}","ts":{end_ts},"kind":"end"}}\n']
     for hour, lines in sorted(files.items()):
@@ -81,9 +84,20 @@ def write_landing(landing: Path, test: int, keys: int, hours: int) -> tuple[int,
 
 
 def run_load(
-    spark: SparkSession, root: Path, *, test: int, keys: int, hours: int, leak: bool = False
+    spark: SparkSession,
+    root: Path,
+    *,
+    test: int,
+    keys: int,
+    hours: int,
+    leak: bool = False,
+    query_name: str | None = None,
+    close: bool = True,
 ) -> LoadRun:
-    count, distinct = write_landing(root / "landing", test, keys, hours)
+    """Streams the load through ``detect`` into a counting sink, checkpointed at
+    ``root/checkpoint``; ``query_name`` lets a monitor find the query; without ``close`` the
+    run stops with the last hour's keys still live."""
+    count, distinct = write_landing(root / "landing", test, keys, hours, close)
     stream = (
         spark.readStream.schema("key string, ts long, kind string")
         .option("maxFilesPerTrigger", 1)
@@ -101,13 +115,22 @@ def run_load(
     def count_matches(batch: Any, batch_id: int) -> None:
         matched.append(batch.where(F.col("kind") == "match").count())
 
-    query = (
-        result.combined.writeStream.foreachBatch(count_matches)
-        .option("checkpointLocation", str(root / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination()
+    # State bytes are read per batch afterwards, so every batch's state version must survive
+    # the run (the test session retains fewer than the full-size run's 26 batches).
+    retain_key = "spark.sql.streaming.minBatchesToRetain"
+    retained = spark.conf.get(retain_key)
+    spark.conf.set(retain_key, str(hours + 10))
+    try:
+        query = (
+            result.combined.writeStream.foreachBatch(count_matches)
+            .queryName(query_name or f"l1_test_{test}")
+            .option("checkpointLocation", str(root / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+    finally:
+        spark.conf.set(retain_key, retained)
     progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
     rows = [int(p["stateOperators"][0]["numRowsTotal"]) for p in progress]
     size = [state_bytes(spark, root / "checkpoint", int(p["batchId"])) for p in progress]

@@ -1,0 +1,100 @@
+"""The operations tools on the pattern operator's real checkpoints (lesson L1's test 2, stopped
+with the last hour's keys still live): ``inspect`` suspects nothing in bounded pattern state and
+flags exactly the keys a deliberately leaking run keeps without a deadline; the leak alarm fires
+on that run's growth and stays quiet on the bounded one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from streamwarden.checkpoints.inspect import InspectReport, inspect_checkpoint
+from streamwarden.config import MonitoringConfig
+from streamwarden.monitoring import QueryMonitor
+from tests.operators.pattern_load import LoadRun, run_load
+
+pytestmark = pytest.mark.spark
+KEYS, HOURS = 64, 6
+
+
+@dataclass
+class InspectedRun:
+    load: LoadRun
+    monitor: QueryMonitor
+    report: InspectReport
+
+
+def inspected_run(spark, root: Path, *, leak: bool) -> Iterator[InspectedRun]:
+    name = "patterns_leaking" if leak else "patterns_bounded"
+    config = MonitoringConfig(alarm_window=4, prometheus_port=None, slow_batch_threshold=None)
+    monitor = QueryMonitor(spark, name, checkpoint=root / "checkpoint", config=config).start()
+    try:
+        load = run_load(
+            spark, root, test=2, keys=KEYS, hours=HOURS, leak=leak, query_name=name, close=False
+        )
+        monitor.flush()
+        yield InspectedRun(load, monitor, inspect_checkpoint(spark, root / "checkpoint"))
+    finally:
+        monitor.close()
+
+
+@pytest.fixture(scope="module")
+def bounded(spark, tmp_path_factory) -> Iterator[InspectedRun]:
+    yield from inspected_run(spark, tmp_path_factory.mktemp("patterns-bounded"), leak=False)
+
+
+@pytest.fixture(scope="module")
+def leaking(spark, tmp_path_factory) -> Iterator[InspectedRun]:
+    yield from inspected_run(spark, tmp_path_factory.mktemp("patterns-leaking"), leak=True)
+
+
+def state_growth_batches(run: InspectedRun) -> list[int]:
+    return [f.batch_id for f in run.monitor.findings if f.kind == "state_growth"]
+
+
+def test_bounded_pattern_state_is_reported_and_not_suspected(bounded):
+    (op,) = bounded.report.operators
+    assert op.name.startswith("transformWithState") and op.time_mode == "EventTime"
+    (state,) = op.states
+    assert state.name == "pattern_state" and not state.ttl
+    # the run stopped mid-stream: the keys whose events still wait hold state, each with its timer
+    assert 0 < state.keys < bounded.load.state_rows[-1]
+    assert op.timers is not None and op.timers.rows == state.keys
+    assert state.leak.suspect_keys == 0
+    assert not bounded.report.leak_suspected
+
+
+def test_keys_kept_without_a_deadline_are_flagged_and_only_those(leaking, bounded):
+    (op,) = leaking.report.operators
+    (state,) = op.states
+    # the leak keeps every key ever seen; the live ones are the bounded run's keys, with timers
+    assert state.keys == leaking.load.distinct_keys
+    (bounded_state,) = bounded.report.operators[0].states
+    assert op.timers is not None and op.timers.rows == bounded_state.keys
+    assert state.leak.suspect_keys == leaking.load.distinct_keys - op.timers.rows
+    assert state.leak.reason == "no TTL and no registered timer for these keys"
+    # the suspects are retired keys: generations older than the last hour's
+    last_hour_generation = (HOURS - 1) * 3
+    sample = [json.loads(k) for k in state.leak.sample]
+    assert sample and all(
+        int(next(iter(key.values())).split("-g")[1]) < last_hour_generation for key in sample
+    )
+    assert leaking.report.leak_suspected
+
+
+def test_the_leak_alarm_fires_on_the_leaking_pattern_run(leaking):
+    window = leaking.monitor.config.alarm_window
+    # every batch whose window has left the warm-up behind (in the first hour fewer keys write
+    # state per batch, so the key rate is not yet steady and the alarm holds back)
+    assert state_growth_batches(leaking) == list(range(window, HOURS))
+    assert leaking.monitor.errors == []
+
+
+def test_the_leak_alarm_stays_quiet_on_bounded_pattern_state(bounded):
+    assert len(bounded.monitor.records) >= HOURS
+    assert state_growth_batches(bounded) == []
+    assert bounded.monitor.errors == []
