@@ -23,6 +23,7 @@ __all__ = ["TICK_FIELD", "VALIDATED_COLUMNS", "validate_records"]
 TICK_FIELD = "streamwarden_tick_ms"
 _ISO_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS][.SS][.S]XXX"
 _CORRUPT = "_corrupt_record"
+_INTEGER = r"^-?[0-9]{1,18}$"
 
 #: Columns of :func:`validate_records`'s result.
 VALIDATED_COLUMNS = (
@@ -44,50 +45,80 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     Returns one row per input row with :data:`VALIDATED_COLUMNS`; ``reason`` is null for a valid
     event. Ticks (control records written by the idle ticker) have ``is_tick`` set.
     """
-    schema = (
-        f"`{fields.user_id}` string, `{fields.ts}` string, `{fields.page_number}` string, "
-        f"`{fields.url}` string, `{TICK_FIELD}` string, `{_CORRUPT}` string"
+    parsed = raw.select("raw", _parse(raw, fields, text=False).alias("typed"))
+    typed = F.col("typed")
+    text = _parse(parsed, fields, text=True)
+    # Fast path: a record whose fields have the expected JSON types parses once, with numbers
+    # read as numbers. Anything else (a string timestamp, a quoted number, a float, malformed
+    # JSON) is parsed again with every field as text, which the checks below classify; CASE
+    # WHEN evaluates that second parse only for those records. Each step is its own projection
+    # so that the checks refer to columns: one generated method instead of nested copies of
+    # every expression (Spark falls back to interpreting projections that big).
+    fast = typed.getField(_CORRUPT).isNull()
+    names = (fields.user_id, fields.ts, fields.page_number, fields.url, TICK_FIELD, _CORRUPT)
+    as_text = parsed.select(
+        "raw",
+        fast.alias("fast"),
+        typed.getField(fields.ts).alias("ts_number"),
+        typed.getField(fields.page_number).alias("page_number_number"),
+        *(
+            F.when(fast, typed.getField(name).cast("string"))
+            .otherwise(text.getField(name))
+            .alias(f"text_{i}")
+            for i, name in enumerate(names)
+        ),
     )
-    parsed = raw.select(
-        F.col("raw"),
-        F.from_json("raw", schema, {"columnNameOfCorruptRecord": _CORRUPT}).alias("j"),
-    )
-    j = {
-        name: F.col("j").getField(name)
-        for name in (
-            fields.user_id,
-            fields.ts,
-            fields.page_number,
-            fields.url,
-            TICK_FIELD,
-            _CORRUPT,
+    j = {name: F.col(f"text_{i}") for i, name in enumerate(names)}
+    ts_text, page_text = j[fields.ts], j[fields.page_number]
+    ts_ms = F.when(F.col("fast"), F.col("ts_number")).otherwise(
+        F.when(ts_text.rlike(_INTEGER), ts_text.cast("long")).otherwise(
+            F.unix_millis(F.try_to_timestamp(ts_text, F.lit(_ISO_FORMAT)))
         )
-    }
-    ts_text = j[fields.ts]
-    ts_ms = F.when(ts_text.rlike(r"^-?[0-9]{1,18}$"), ts_text.cast("long")).otherwise(
-        F.unix_millis(F.try_to_timestamp(ts_text, F.lit(_ISO_FORMAT)))
     )
-    page_text = j[fields.page_number]
-    checked = parsed.select(
+    page_number = F.when(F.col("fast"), F.col("page_number_number")).otherwise(
+        F.when(page_text.rlike(_INTEGER), page_text.cast("long"))
+    )
+    numbers = as_text.select("*", ts_ms.alias("event_ms"), page_number.alias("page"))
+    ts_ms, page_number = F.col("event_ms"), F.col("page")
+    checked = numbers.select(
         "raw",
         j[fields.user_id].alias("user_id"),
         F.when(j[TICK_FIELD].isNotNull(), j[TICK_FIELD].cast("long"))
         .otherwise(ts_ms)
         .alias("ts_ms"),
-        F.when(page_text.rlike(r"^-?[0-9]{1,18}$"), page_text.cast("long")).alias("page_number"),
+        page_number.alias("page_number"),
         j[fields.url].alias("url"),
         F.octet_length("raw").cast("long").alias("size"),
         j[TICK_FIELD].isNotNull().alias("is_tick"),
-        _failure(j, fields, rules, ts_ms).alias("failure"),
+        _failure(j, fields, rules, ts_ms, page_number).alias("failure"),
     )
     return checked.select(*VALIDATED_COLUMNS[:-2], F.col("failure.reason"), F.col("failure.detail"))
 
 
-def _failure(j: dict[str, Column], f: FieldNames, rules: ValidationConfig, ts_ms: Column) -> Column:
+def _parse(raw: DataFrame, fields: FieldNames, *, text: bool) -> Column:
+    """``raw`` parsed as JSON: with the expected types, or (``text``) every field as text."""
+    number = "string" if text else "long"
+    schema = (
+        f"`{fields.user_id}` string, `{fields.ts}` {number}, `{fields.page_number}` {number}, "
+        f"`{fields.url}` string, `{TICK_FIELD}` {number}, `{_CORRUPT}` string"
+    )
+    return F.from_json(raw["raw"], schema, {"columnNameOfCorruptRecord": _CORRUPT})
+
+
+def _failure(
+    j: dict[str, Column],
+    f: FieldNames,
+    rules: ValidationConfig,
+    ts_ms: Column,
+    page_number: Column,
+) -> Column:
     """A struct(reason, detail) for the first failed check, or null when all pass."""
     raw_size = F.octet_length("raw")
     user, ts, page, url = j[f.user_id], j[f.ts], j[f.page_number], j[f.url]
-    json_container = r"^[\[{]"
+
+    def json_container(value: Column) -> Column:
+        return F.substring(value, 1, 1).isin("{", "[")
+
     checks: list[tuple[Column, Reason | None, Column]] = [
         (
             raw_size > rules.max_record_bytes,
@@ -110,12 +141,12 @@ def _failure(j: dict[str, Column], f: FieldNames, rules: ValidationConfig, ts_ms
             F.lit(f"required field '{f.page_number}' is missing"),
         ),
         (
-            user.rlike(json_container) | F.coalesce(url.rlike(json_container), F.lit(False)),
+            json_container(user) | F.coalesce(json_container(url), F.lit(False)),
             Reason.WRONG_TYPE,
             F.lit(f"'{f.user_id}' and '{f.url}' must be strings"),
         ),
         (
-            ~page.rlike(r"^-?[0-9]{1,18}$"),
+            page_number.isNull(),
             Reason.WRONG_TYPE,
             F.format_string(f"'{f.page_number}' must be an integer, got %s", page),
         ),
@@ -148,7 +179,7 @@ def _failure(j: dict[str, Column], f: FieldNames, rules: ValidationConfig, ts_ms
                 ),
             )
         )
-    page_value = page.cast("long")
+    page_value = page_number
     checks += [
         (
             page_value < 1,

@@ -1,0 +1,94 @@
+"""Record validation: every raw record gets a typed event or one reason, whichever way its fields
+are written. Records whose fields have the expected JSON types take a one-parse fast path; the
+others (quoted numbers, ISO times, floats, malformed JSON) are re-read as text: both paths must
+agree on what is valid."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from streamwarden.config.model import FieldNames, ValidationConfig
+from streamwarden.validation import validate_records
+
+pytestmark = pytest.mark.spark
+MS = 1_767_225_605_415  # 2026-01-01T00:00:05.415Z
+ISO = "2026-01-01T00:00:05.415Z"
+
+CASES: dict[str, tuple[str, tuple[str | None, int | None, int | None]]] = {
+    # name: (raw record, (reason, ts_ms, page_number))
+    "typed": (json.dumps({"user_id": "a", "ts": MS, "page_number": 2}), (None, MS, 2)),
+    "iso time": (json.dumps({"user_id": "a", "ts": ISO, "page_number": 2}), (None, MS, 2)),
+    "quoted numbers": (
+        json.dumps({"user_id": "a", "ts": str(MS), "page_number": "2"}),
+        (None, MS, 2),
+    ),
+    "numeric user id": (json.dumps({"user_id": 42, "ts": MS, "page_number": 2}), (None, MS, 2)),
+    "float page": (
+        json.dumps({"user_id": "a", "ts": MS, "page_number": 2.0}),
+        ("wrong_type", MS, None),
+    ),
+    "word page": (
+        json.dumps({"user_id": "a", "ts": MS, "page_number": "two"}),
+        ("wrong_type", MS, None),
+    ),
+    "page beyond a long": (
+        json.dumps({"user_id": "a", "ts": MS, "page_number": 10**25}),
+        ("wrong_type", MS, None),
+    ),
+    "object user id": (
+        json.dumps({"user_id": {"id": 1}, "ts": MS, "page_number": 2}),
+        ("wrong_type", MS, 2),
+    ),
+    "array url": (
+        json.dumps({"user_id": "a", "ts": MS, "page_number": 2, "url": ["/x"]}),
+        ("wrong_type", MS, 2),
+    ),
+    "float time": (
+        json.dumps({"user_id": "a", "ts": MS + 0.5, "page_number": 2}),
+        ("invalid_timestamp", None, 2),
+    ),
+    "time without zone": (
+        json.dumps({"user_id": "a", "ts": "2026-01-01T00:00:05", "page_number": 2}),
+        ("invalid_timestamp", None, 2),
+    ),
+    "null page": (
+        json.dumps({"user_id": "a", "ts": MS, "page_number": None}),
+        ("missing_field", MS, None),
+    ),
+    "page zero": (
+        json.dumps({"user_id": "a", "ts": MS, "page_number": 0}),
+        ("page_number_out_of_range", MS, 0),
+    ),
+    "quoted page over max": (
+        json.dumps({"user_id": "a", "ts": MS, "page_number": "301"}),
+        ("page_number_over_max", MS, 301),
+    ),
+    "truncated json": ('{"user_id": "a", "ts": 1', ("malformed_json", None, None)),
+    "empty line": ("", ("malformed_json", None, None)),
+    "json array": ("[1, 2]", ("malformed_json", None, None)),
+    "json number": ("42", ("malformed_json", None, None)),
+}
+
+
+@pytest.fixture(scope="module")
+def validated(spark) -> dict[str, tuple[str | None, int | None, int | None]]:
+    rows = [(name, raw) for name, (raw, _) in CASES.items()]
+    frame = spark.createDataFrame(rows, "name string, raw string")
+    result = validate_records(frame, FieldNames(), ValidationConfig(max_future_skew=None))
+    named = {raw: name for name, raw in rows}
+    return {named[r["raw"]]: (r["reason"], r["ts_ms"], r["page_number"]) for r in result.collect()}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_way_of_writing_a_record_gets_its_value_or_reason(validated, case):
+    assert validated[case] == CASES[case][1]
+
+
+def test_every_rejected_record_has_a_detail(spark):
+    frame = spark.createDataFrame([(raw,) for raw, _ in CASES.values()], "raw string")
+    result = validate_records(frame, FieldNames(), ValidationConfig(max_future_skew=None))
+    rejected = result.where("reason is not null").collect()
+    assert len(rejected) == sum(1 for _, (reason, _, _) in CASES.values() if reason)
+    assert all(r["detail"] for r in rejected)
