@@ -1,11 +1,13 @@
 """Builds the SparkSession every streamwarden pipeline runs on.
 
 Defaults: the RocksDB state store with changelog checkpointing (lessons L9, L10), checkpoint
-format v2, UTC session time, and the engine jar on the classpath through ``spark.jars``.
+format v2, UTC session time, the engine jar on the classpath, and local files handled without
+forking a child process per checkpoint file.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -24,6 +26,14 @@ STATE_DEFAULTS: Mapping[str, str] = {
     "spark.sql.streaming.stateStore.checkpointFormatVersion": "2",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.noDataMicroBatches.enabled": "true",
+}
+
+#: Local files through java.nio instead of child processes (see the engine's
+#: ``io.streamwarden.engine.fs.InProcessRawLocalFileSystem``): without Hadoop's native library,
+#: every checkpoint file forked ``chmod`` and every rename forked ``readlink``.
+LOCAL_FILES: Mapping[str, str] = {
+    "spark.hadoop.fs.file.impl": "io.streamwarden.engine.fs.InProcessLocalFileSystem",
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": "io.streamwarden.engine.fs.InProcessLocalFs",
 }
 
 
@@ -50,7 +60,14 @@ def build_spark_session(
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.ui.showConsoleProgress", "false")
     )
-    for key, value in {**STATE_DEFAULTS, **(extra_conf or {})}.items():
+    conf = {**STATE_DEFAULTS, **LOCAL_FILES, **(extra_conf or {})}
+    # the engine jar on the JVM's own classpath too: Hadoop loads file systems outside Spark's
+    # class loader
+    class_path = conf.get("spark.driver.extraClassPath")
+    conf["spark.driver.extraClassPath"] = os.pathsep.join(
+        p for p in (str(engine_jar_path()), class_path) if p
+    )
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
