@@ -33,6 +33,7 @@ from sessions_bench import (
     HERE,
     Measured,
     dataset,
+    jfr_conf,
     measure_ceiling,
     run_flink,
     run_query,
@@ -130,6 +131,9 @@ def main() -> None:
     parser.add_argument("--shuffle-partitions", type=int, default=4)
     parser.add_argument("--skip-flink", action="store_true")
     parser.add_argument("--flink-rocksdb", action="store_true", help="also Flink on RocksDB")
+    parser.add_argument(
+        "--jfr", type=Path, help="record a Java Flight Recording of the Spark JVM into this file"
+    )
     args = parser.parse_args()
 
     path = dataset(args.events, args.users, args.files)
@@ -138,7 +142,7 @@ def main() -> None:
     spark = build_spark_session(
         app_name="streamwarden-bench-patterns",
         shuffle_partitions=args.shuffle_partitions,
-        extra_conf={"spark.driver.memory": "6g"},
+        extra_conf={"spark.driver.memory": "6g", **jfr_conf(args.jfr)},
     )
     fpt = args.files_per_trigger
     runs = [

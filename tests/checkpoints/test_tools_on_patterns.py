@@ -1,7 +1,8 @@
 """The operations tools on the pattern operator's real checkpoints (lesson L1's test 2, stopped
 with the last hour's keys still live): ``inspect`` suspects nothing in bounded pattern state and
 flags exactly the keys a deliberately leaking run keeps without a deadline; the leak alarm fires
-on that run's growth and stays quiet on the bounded one."""
+on that run's growth and stays quiet on the bounded one; ``rescale`` in the middle of a run
+loses no match."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from pathlib import Path
 import pytest
 
 from streamwarden.checkpoints.inspect import InspectReport, inspect_checkpoint
+from streamwarden.checkpoints.rescale import rescale_checkpoint
 from streamwarden.config import MonitoringConfig
 from streamwarden.monitoring import QueryMonitor
-from tests.operators.pattern_load import LoadRun, run_load
+from streamwarden.operators.patterns import detect
+from tests.operators.pattern_load import LoadRun, run_load, two_within_30_minutes, write_landing
+from tests.operators.test_pattern_bounded_state import MATCHES_PER_SLOT_HOUR
 
 pytestmark = pytest.mark.spark
 KEYS, HOURS = 64, 6
@@ -98,3 +102,45 @@ def test_the_leak_alarm_stays_quiet_on_bounded_pattern_state(bounded):
     assert len(bounded.monitor.records) >= HOURS
     assert state_growth_batches(bounded) == []
     assert bounded.monitor.errors == []
+
+
+def test_a_rescaled_pattern_checkpoint_resumes_with_every_match(spark, tmp_path):
+    """L1 test 2 in two halves: 2 -> 4 state partitions between them; the matches of both halves
+    are exactly the analytic count of the whole run, and the state ends empty."""
+    staged, landing = tmp_path / "staged", tmp_path / "landing"
+    write_landing(staged, test=2, keys=KEYS, hours=HOURS)
+    landing.mkdir()
+    files = sorted(staged.iterdir())
+    matched: list[int] = []
+
+    def run_available() -> None:
+        stream = (
+            spark.readStream.schema("key string, ts long, kind string")
+            .option("maxFilesPerTrigger", 1)
+            .json(str(landing))
+        )
+        result = detect(stream, two_within_30_minutes(), key="key", time="ts")
+        query = (
+            result.combined.writeStream.foreachBatch(
+                lambda batch, _: matched.append(batch.where("kind = 'match'").count())
+            )
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+
+    for path in files[: HOURS // 2]:
+        path.rename(landing / path.name)
+    run_available()
+    report = rescale_checkpoint(spark, tmp_path / "checkpoint", 4)
+    assert (report.partitions_before, report.partitions_after) == (2, 4)
+    assert report.rows_after == report.rows_before
+    # keys whose events still wait for the watermark cross the rescale, each with its timer
+    assert report.rows_before["0/pattern_state"] == report.rows_before["0/timers"] > 0
+    for path in files[HOURS // 2 :]:
+        path.rename(landing / path.name)
+    run_available()
+    assert sum(matched) == KEYS * HOURS * MATCHES_PER_SLOT_HOUR
+    (op,) = inspect_checkpoint(spark, tmp_path / "checkpoint").operators
+    assert op.partitions == 4 and op.states[0].keys == 0
