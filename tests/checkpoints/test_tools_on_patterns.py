@@ -17,8 +17,7 @@ from streamwarden.checkpoints.inspect import InspectReport, inspect_checkpoint
 from streamwarden.checkpoints.rescale import rescale_checkpoint
 from streamwarden.config import MonitoringConfig
 from streamwarden.monitoring import QueryMonitor
-from streamwarden.operators.patterns import detect
-from tests.operators.pattern_load import LoadRun, run_load, two_within_30_minutes, write_landing
+from tests.operators.pattern_load import LoadRun, run_load, stream_matches, write_landing
 from tests.operators.test_pattern_bounded_state import MATCHES_PER_SLOT_HOUR
 
 pytestmark = pytest.mark.spark
@@ -111,36 +110,19 @@ def test_a_rescaled_pattern_checkpoint_resumes_with_every_match(spark, tmp_path)
     write_landing(staged, test=2, keys=KEYS, hours=HOURS)
     landing.mkdir()
     files = sorted(staged.iterdir())
+    checkpoint = tmp_path / "checkpoint"
     matched: list[int] = []
-
-    def run_available() -> None:
-        stream = (
-            spark.readStream.schema("key string, ts long, kind string")
-            .option("maxFilesPerTrigger", 1)
-            .json(str(landing))
-        )
-        result = detect(stream, two_within_30_minutes(), key="key", time="ts")
-        query = (
-            result.combined.writeStream.foreachBatch(
-                lambda batch, _: matched.append(batch.where("kind = 'match'").count())
-            )
-            .option("checkpointLocation", str(tmp_path / "checkpoint"))
-            .trigger(availableNow=True)
-            .start()
-        )
-        query.awaitTermination()
-
     for path in files[: HOURS // 2]:
         path.rename(landing / path.name)
-    run_available()
-    report = rescale_checkpoint(spark, tmp_path / "checkpoint", 4)
+    matched += stream_matches(spark, landing, checkpoint)[1]
+    report = rescale_checkpoint(spark, checkpoint, 4)
     assert (report.partitions_before, report.partitions_after) == (2, 4)
     assert report.rows_after == report.rows_before
     # keys whose events still wait for the watermark cross the rescale, each with its timer
     assert report.rows_before["0/pattern_state"] == report.rows_before["0/timers"] > 0
     for path in files[HOURS // 2 :]:
         path.rename(landing / path.name)
-    run_available()
+    matched += stream_matches(spark, landing, checkpoint)[1]
     assert sum(matched) == KEYS * HOURS * MATCHES_PER_SLOT_HOUR
-    (op,) = inspect_checkpoint(spark, tmp_path / "checkpoint").operators
+    (op,) = inspect_checkpoint(spark, checkpoint).operators
     assert op.partitions == 4 and op.states[0].keys == 0

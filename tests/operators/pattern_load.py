@@ -98,10 +98,41 @@ def run_load(
     ``root/checkpoint``; ``query_name`` lets a monitor find the query; without ``close`` the
     run stops with the last hour's keys still live."""
     count, distinct = write_landing(root / "landing", test, keys, hours, close)
+    # State bytes are read per batch afterwards, so every batch's state version must survive
+    # the run (the test session retains fewer than the full-size run's 26 batches).
+    retain_key = "spark.sql.streaming.minBatchesToRetain"
+    retained = spark.conf.get(retain_key)
+    spark.conf.set(retain_key, str(hours + 10))
+    try:
+        query, matched = stream_matches(
+            spark,
+            root / "landing",
+            root / "checkpoint",
+            leak=leak,
+            query_name=query_name or f"l1_test_{test}",
+        )
+    finally:
+        spark.conf.set(retain_key, retained)
+    progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    rows = [int(p["stateOperators"][0]["numRowsTotal"]) for p in progress]
+    size = [state_bytes(spark, root / "checkpoint", int(p["batchId"])) for p in progress]
+    return LoadRun(rows, size, sum(matched), count, distinct)
+
+
+def stream_matches(
+    spark: SparkSession,
+    landing: Path,
+    checkpoint: Path,
+    *,
+    leak: bool = False,
+    query_name: str | None = None,
+) -> tuple[Any, list[int]]:
+    """Runs L1's pattern over what ``landing`` holds (``availableNow``, one file per batch) on
+    ``checkpoint``; returns the finished query and the matches counted per batch."""
     stream = (
         spark.readStream.schema("key string, ts long, kind string")
         .option("maxFilesPerTrigger", 1)
-        .json(str(root / "landing"))
+        .json(str(landing))
     )
     result = detect(
         stream,
@@ -115,26 +146,12 @@ def run_load(
     def count_matches(batch: Any, batch_id: int) -> None:
         matched.append(batch.where(F.col("kind") == "match").count())
 
-    # State bytes are read per batch afterwards, so every batch's state version must survive
-    # the run (the test session retains fewer than the full-size run's 26 batches).
-    retain_key = "spark.sql.streaming.minBatchesToRetain"
-    retained = spark.conf.get(retain_key)
-    spark.conf.set(retain_key, str(hours + 10))
-    try:
-        query = (
-            result.combined.writeStream.foreachBatch(count_matches)
-            .queryName(query_name or f"l1_test_{test}")
-            .option("checkpointLocation", str(root / "checkpoint"))
-            .trigger(availableNow=True)
-            .start()
-        )
-        query.awaitTermination()
-    finally:
-        spark.conf.set(retain_key, retained)
-    progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
-    rows = [int(p["stateOperators"][0]["numRowsTotal"]) for p in progress]
-    size = [state_bytes(spark, root / "checkpoint", int(p["batchId"])) for p in progress]
-    return LoadRun(rows, size, sum(matched), count, distinct)
+    writer = result.combined.writeStream.foreachBatch(count_matches)
+    if query_name:
+        writer = writer.queryName(query_name)
+    query = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
+    query.awaitTermination()
+    return query, matched
 
 
 def state_bytes(spark: SparkSession, checkpoint: Path, batch_id: int) -> int:

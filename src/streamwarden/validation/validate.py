@@ -179,15 +179,14 @@ def _failure(
                 ),
             )
         )
-    page_value = page_number
     checks += [
         (
-            page_value < 1,
+            page_number < 1,
             Reason.PAGE_NUMBER_OUT_OF_RANGE,
             F.format_string(f"'{f.page_number}' must be >= 1, got %s", page),
         ),
         (
-            page_value > rules.max_pages,
+            page_number > rules.max_pages,
             Reason.PAGE_NUMBER_OVER_MAX,
             F.format_string(f"'{f.page_number}' %s is over max_pages {rules.max_pages}", page),
         ),
