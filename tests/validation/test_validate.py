@@ -11,6 +11,7 @@ import pytest
 
 from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.validation import validate_records
+from streamwarden.validation.validate import parse_typed
 
 pytestmark = pytest.mark.spark
 MS = 1_767_225_605_415  # 2026-01-01T00:00:05.415Z
@@ -65,6 +66,12 @@ CASES: dict[str, tuple[str, tuple[str | None, int | None, int | None]]] = {
         json.dumps({"user_id": "a", "ts": MS, "page_number": "301"}),
         ("page_number_over_max", MS, 301),
     ),
+    "non-ascii text": (
+        json.dumps(
+            {"user_id": "名前-é", "ts": MS, "page_number": 2, "url": "/ü"}, ensure_ascii=False
+        ),
+        (None, MS, 2),
+    ),
     "truncated json": ('{"user_id": "a", "ts": 1', ("malformed_json", None, None)),
     "empty line": ("", ("malformed_json", None, None)),
     "json array": ("[1, 2]", ("malformed_json", None, None)),
@@ -92,3 +99,38 @@ def test_every_rejected_record_has_a_detail(spark):
     rejected = result.where("reason is not null").collect()
     assert len(rejected) == sum(1 for _, (reason, _, _) in CASES.values() if reason)
     assert all(r["detail"] for r in rejected)
+
+
+def test_the_byte_parser_reads_every_record_as_from_json_does(spark):
+    """The typed parse reads UTF-8 bytes (no text reader per record); whatever the record, it
+    must give the struct Spark's ``from_json`` gives for the same schema. One spelling differs:
+    an object or array read into a string field keeps its original text (as in Spark's JSON file
+    source), where ``from_json`` writes it compactly; both are the same JSON value."""
+    extra = [
+        json.dumps({"user_id": "a", "ts": MS, "page_number": 2, "nested": {"x": [1, {"y": 2}]}}),
+        '{"user_id": "\\u00e9\\u540d", "ts": 1, "page_number": 3}',
+        '  {"user_id" : "a" ,\t"ts":1,"page_number":4}  ',
+        '{"user_id": "a", "user_id": "b", "ts": 1, "page_number": 5}',
+        '{"user_id": "a"} trailing',
+        None,
+    ]
+    raws = [raw for raw, _ in CASES.values()] + extra
+    frame = spark.createDataFrame([(raw,) for raw in raws], "raw string")
+    ours = parse_typed(frame, FieldNames())
+    spark_own = parse_typed(frame, FieldNames(), engine=False)
+    rows = frame.select("raw", ours.alias("ours"), spark_own.alias("spark")).collect()
+
+    def same_value(parsed):
+        if parsed is None:
+            return None
+        return {
+            name: json.loads(value)
+            if name in ("user_id", "url") and (value or "")[:1] in ("{", "[")
+            else value
+            for name, value in parsed.asDict().items()
+        }
+
+    assert sorted(r["raw"] or "" for r in rows) == sorted(raw or "" for raw in raws)
+    assert [r["raw"] for r in rows if same_value(r["ours"]) != same_value(r["spark"])] == []
+    assert sum(1 for r in rows if r["ours"] and r["ours"]["user_id"] == "名前-é") == 1
+    assert sum(1 for r in rows if r["ours"] and r["ours"]["user_id"] == "é名") == 1

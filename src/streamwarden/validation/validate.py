@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql.classic.column import Column as ClassicColumn
 
 from streamwarden.config.model import FieldNames, ValidationConfig
+from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
@@ -45,9 +47,9 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     Returns one row per input row with :data:`VALIDATED_COLUMNS`; ``reason`` is null for a valid
     event. Ticks (control records written by the idle ticker) have ``is_tick`` set.
     """
-    parsed = raw.select("raw", _parse(raw, fields, text=False).alias("typed"))
+    parsed = raw.select("raw", parse_typed(raw, fields).alias("typed"))
     typed = F.col("typed")
-    text = _parse(parsed, fields, text=True)
+    text = _parse_text(parsed, fields)
     # Fast path: a record whose fields have the expected JSON types parses once, with numbers
     # read as numbers. Anything else (a string timestamp, a quoted number, a float, malformed
     # JSON) is parsed again with every field as text, which the checks below classify; CASE
@@ -95,14 +97,41 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     return checked.select(*VALIDATED_COLUMNS[:-2], F.col("failure.reason"), F.col("failure.detail"))
 
 
-def _parse(raw: DataFrame, fields: FieldNames, *, text: bool) -> Column:
-    """``raw`` parsed as JSON: with the expected types, or (``text``) every field as text."""
-    number = "string" if text else "long"
-    schema = (
+def _schema(fields: FieldNames, number: str) -> str:
+    return (
         f"`{fields.user_id}` string, `{fields.ts}` {number}, `{fields.page_number}` {number}, "
         f"`{fields.url}` string, `{TICK_FIELD}` {number}, `{_CORRUPT}` string"
     )
-    return F.from_json(raw["raw"], schema, {"columnNameOfCorruptRecord": _CORRUPT})
+
+
+def _parse_text(raw: DataFrame, fields: FieldNames) -> Column:
+    """``raw`` parsed as JSON with every field as text."""
+    options = {"columnNameOfCorruptRecord": _CORRUPT}
+    return F.from_json(raw["raw"], _schema(fields, "string"), options)
+
+
+def parse_typed(raw: DataFrame, fields: FieldNames, *, engine: bool = True) -> Column:
+    """``raw`` parsed with the expected types: by the engine's byte parser, or (``engine`` false,
+    for comparison) by Spark's ``from_json``."""
+    schema = _schema(fields, "long")
+    if not engine:
+        return F.from_json(raw["raw"], schema, {"columnNameOfCorruptRecord": _CORRUPT})
+    return _json_from_bytes(raw, schema)
+
+
+def _json_from_bytes(raw: DataFrame, schema: str) -> Column:
+    """``from_json`` of ``raw``'s UTF-8 bytes, without a text reader per record (the engine's
+    ``JsonFromBytes``: the same parser as Spark's, ~15% less CPU on a pattern run). A record that
+    it marks corrupt, invalid UTF-8 included, takes the text path like any other."""
+    spark = raw.sparkSession
+    jcol = call_engine(
+        spark,
+        "JSON parse",
+        lambda jvm: jvm.io.streamwarden.engine.json.JsonFromBytes.column(
+            raw["raw"]._jc, schema, _CORRUPT
+        ),
+    )
+    return ClassicColumn(jcol)
 
 
 def _failure(
