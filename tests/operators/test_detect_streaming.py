@@ -102,3 +102,46 @@ def test_late_and_keyless_events_are_dead_letters_with_reasons(outputs: dict[str
     assert reasons == [("missing_field", None), ("too_late", "c")]
     late = next(d for d in outputs["dead"] if d["reason"] == "too_late")
     assert json.loads(late["raw"])["host"] == "h9"
+
+
+def test_a_burst_past_the_keys_buffer_cap_is_dead_lettered_and_accounted(
+    spark: Any, tmp_path: Any
+) -> None:
+    burst = [event("z", 1 + i * 0.5, "scan", f"h{i}") for i in range(6)]
+    write_batches(tmp_path / "landing", [burst, [event("x", 100, "noise")]])
+    stream = (
+        spark.readStream.schema("key string, ts long, kind string, host string")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(tmp_path / "landing"))
+    )
+    pattern = (
+        Pattern.begin("first")
+        .where(F.col("kind") == "scan")
+        .followed_by("second")
+        .where(F.col("kind") == "scan")
+        .within(timedelta(minutes=30))
+        .skip(AfterMatch.skip_past_last_event())
+    )
+    result = detect(
+        stream,
+        pattern,
+        key="key",
+        time="ts",
+        fields=["host"],
+        options=PatternOptions(max_out_of_orderness=timedelta(minutes=5), max_buffered_per_key=4),
+    )
+    rows: list[Any] = []
+    query = (
+        result.combined.writeStream.foreachBatch(lambda batch, _: rows.extend(batch.collect()))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    matched = [values[0] for r in rows if r["kind"] == "match" for values in r["ev_values"]]
+    refused = [r for r in rows if r["kind"] == "dead_letter"]
+    assert sorted(matched) == ["h0", "h1", "h2", "h3"]
+    assert [r["reason"] for r in refused] == ["key_buffer_full"] * 2
+    assert sorted(json.loads(r["raw"])["host"] for r in refused) == ["h4", "h5"]
+    assert "max_buffered_per_key" in refused[0]["detail"]
+    assert len(matched) + len(refused) == len(burst)

@@ -301,6 +301,26 @@ def test_an_event_behind_the_watermark_is_dead_lettered_too_late(spark: Any) -> 
     assert tester.state_rows == 0
 
 
+def test_events_past_a_keys_buffer_cap_are_dead_lettered_and_the_rest_still_match(
+    spark: Any,
+) -> None:
+    tester = PatternTester(spark, a_then_b("followed_by"), max_buffered_per_key=3)
+    burst = stream("a", "b", "a", "b", "a") + stream("a", "b", key="other")
+    out = tester.run_batch(burst, 0)
+    refused = [(o["key"], o["event_ts_ms"], o["reason"]) for o in out]
+    # the last two of k's five waiting events (content order: event time first) do not fit
+    assert refused == [("k", 4000, "key_buffer_full"), ("k", 5000, "key_buffer_full")]
+    assert tester.peek_state("k")["buffered"] == 3
+    # while three events still wait, another one is refused too
+    out = tester.run_batch([{"key": "k", "ts": 6000, "name": "b"}], 500)
+    assert [(o["key"], o["reason"]) for o in out] == [("k", "key_buffer_full")]
+    # once the watermark has passed them, they no longer count against the cap
+    out = tester.run_batch([{"key": "k", "ts": 7000, "name": "b"}], 3000)
+    out += tester.run_batch([], 8000)
+    assert sorted(matched_names(out)) == [["a", "b"], ["a", "b"], ["a", "b"]]
+    assert not [o for o in out if o["kind"] == "dead_letter"]
+
+
 def test_state_is_gone_once_the_window_has_passed_even_if_the_key_goes_quiet(spark: Any) -> None:
     tester = PatternTester(spark, a_then_b("followed_by").within(timedelta(seconds=30)))
     tester.run_batch(stream("a", "x", "y"), 0)

@@ -146,6 +146,7 @@ class PatternsConfig(_Strict):
     skip_stage: str | None = None
     max_out_of_orderness: Duration = timedelta(minutes=1)
     max_partials_per_key: int = Field(default=1000, ge=1)
+    max_buffered_per_key: int = Field(default=10_000, ge=1)
     emit_timeouts: bool = False
     idle_timeout: Duration | None = timedelta(minutes=5)
     slow_key_threshold: Duration | None = timedelta(seconds=1)

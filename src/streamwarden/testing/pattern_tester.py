@@ -46,6 +46,7 @@ class PatternTester:
         fields: Sequence[str] = ("name",),
         emit_timeouts: bool = False,
         max_partials_per_key: int = 1000,
+        max_buffered_per_key: int = 10_000,
     ) -> None:
         self._spark = spark
         self._fields = tuple(fields)
@@ -54,6 +55,7 @@ class PatternTester:
             self._fields,
             emit_timeouts=emit_timeouts,
             max_partials_per_key=max_partials_per_key,
+            max_buffered_per_key=max_buffered_per_key,
         )
         self._harness = spark._jvm.io.streamwarden.engine.testing.PatternHarness(  # type: ignore[union-attr]
             self.compiled.plan_json

@@ -23,3 +23,4 @@ class Reason(StrEnum):
     TOO_LATE = "too_late"
     SESSION_PAGE_CAP = "session_page_cap"
     SESSION_BYTE_CAP = "session_byte_cap"
+    KEY_BUFFER_FULL = "key_buffer_full"

@@ -30,13 +30,16 @@ class PatternOptions:
 
     ``max_out_of_orderness``: how long events wait for earlier ones before the NFA consumes
     them in event-time order (the watermark delay); an event behind the watermark when it
-    arrives is dead-lettered ``too_late``. ``max_partials_per_key`` caps the partial matches of
-    one key; the excess is dropped and reported as ``overflow`` rows. ``emit_timeouts``
+    arrives is dead-lettered ``too_late``. ``max_buffered_per_key`` caps one key's events
+    waiting for the watermark; events past it are dead-lettered ``key_buffer_full`` (lesson L4).
+    ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
+    reported as ``overflow`` rows. ``emit_timeouts``
     reports partial matches whose window closed.
     """
 
     max_out_of_orderness: timedelta = timedelta(minutes=1)
     max_partials_per_key: int = 1000
+    max_buffered_per_key: int = 10_000
     emit_timeouts: bool = False
     slow_key_threshold: timedelta | None = timedelta(seconds=1)
     prefilter: bool = True
@@ -49,6 +52,8 @@ class PatternOptions:
             raise PatternError("max_out_of_orderness must be >= 0")
         if self.max_partials_per_key < 1:
             raise PatternError("max_partials_per_key must be >= 1")
+        if self.max_buffered_per_key < 1:
+            raise PatternError("max_buffered_per_key must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,8 @@ class DetectResult:
 
     @property
     def dead_letters(self) -> DataFrame:
-        """Events that could not be evaluated: missing key or time, or too late."""
+        """Events that could not be evaluated: missing key or time, too late, or past the
+        key's ``max_buffered_per_key``."""
         return dead_letter_rows(self.combined)
 
     @property
@@ -125,6 +131,7 @@ def compile_for(
         fields,
         numeric,
         max_partials_per_key=options.max_partials_per_key,
+        max_buffered_per_key=options.max_buffered_per_key,
         emit_timeouts=options.emit_timeouts,
         slow_key_threshold=options.slow_key_threshold,
         debug_keep_empty_state=options.debug_keep_empty_state,

@@ -56,6 +56,7 @@ def compile_pattern(
     numeric_fields: frozenset[str] = frozenset(),
     *,
     max_partials_per_key: int = 1000,
+    max_buffered_per_key: int = 10_000,
     emit_timeouts: bool = False,
     slow_key_threshold: timedelta | None = None,
     debug_keep_empty_state: bool = False,
@@ -66,6 +67,8 @@ def compile_pattern(
     assert pattern.window is not None  # check() guarantees it
     if max_partials_per_key < 1:
         raise PatternError(f"max_partials_per_key must be >= 1, got {max_partials_per_key}")
+    if max_buffered_per_key < 1:
+        raise PatternError(f"max_buffered_per_key must be >= 1, got {max_buffered_per_key}")
     carried = list(dict.fromkeys(fields))
     for stage in pattern.stages:
         for prev in stage.previous:
@@ -83,6 +86,7 @@ def compile_pattern(
             "stage": -1 if skip.stage is None else names.index(skip.stage),
         },
         "max_partials_per_key": max_partials_per_key,
+        "max_buffered_per_key": max_buffered_per_key,
         "emit_timeouts": emit_timeouts,
         "slow_key_threshold_ms": 0 if slow_key_threshold is None else _ms(slow_key_threshold),
         "debug_keep_empty_state": debug_keep_empty_state,

@@ -119,6 +119,7 @@ def options_from_config(config: PatternsConfig) -> PatternOptions:
     return PatternOptions(
         max_out_of_orderness=config.max_out_of_orderness,
         max_partials_per_key=config.max_partials_per_key,
+        max_buffered_per_key=config.max_buffered_per_key,
         emit_timeouts=config.emit_timeouts,
         slow_key_threshold=config.slow_key_threshold,
     )

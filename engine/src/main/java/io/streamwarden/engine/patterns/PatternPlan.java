@@ -91,6 +91,8 @@ public final class PatternPlan implements Serializable {
   public final Skip skip;
   public final int skipStage;
   public final int maxPartialsPerKey;
+  /** Cap on one key's events waiting for the watermark ({@link BufferCap}). */
+  public final int maxBufferedPerKey;
   public final boolean emitTimeouts;
   public final long slowKeyThresholdMs;
   /**
@@ -100,14 +102,15 @@ public final class PatternPlan implements Serializable {
   public final boolean keepEmptyState;
 
   private PatternPlan(List<Stage> stages, List<String> fields, long withinMs, Skip skip,
-      int skipStage, int maxPartialsPerKey, boolean emitTimeouts, long slowKeyThresholdMs,
-      boolean keepEmptyState) {
+      int skipStage, int maxPartialsPerKey, int maxBufferedPerKey, boolean emitTimeouts,
+      long slowKeyThresholdMs, boolean keepEmptyState) {
     this.stages = stages;
     this.fields = fields;
     this.withinMs = withinMs;
     this.skip = skip;
     this.skipStage = skipStage;
     this.maxPartialsPerKey = maxPartialsPerKey;
+    this.maxBufferedPerKey = maxBufferedPerKey;
     this.emitTimeouts = emitTimeouts;
     this.slowKeyThresholdMs = slowKeyThresholdMs;
     this.keepEmptyState = keepEmptyState;
@@ -147,6 +150,7 @@ public final class PatternPlan implements Serializable {
       return new PatternPlan(stages, fields, root.get("within_ms").asLong(),
           Skip.valueOf(skip.get("kind").asText().toUpperCase()), skip.path("stage").asInt(-1),
           root.path("max_partials_per_key").asInt(1000),
+          root.path("max_buffered_per_key").asInt(10_000),
           root.path("emit_timeouts").asBoolean(false),
           root.path("slow_key_threshold_ms").asLong(0),
           root.path("debug_keep_empty_state").asBoolean(false));

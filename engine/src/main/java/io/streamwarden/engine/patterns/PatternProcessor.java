@@ -52,6 +52,7 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
     long watermarkMs = timers.getCurrentWatermarkInMs();
     List<Row> out = new ArrayList<>();
     List<PEvent> fresh = new ArrayList<>();
+    List<Row> freshRows = new ArrayList<>();
     while (rows.hasNext()) {
       Row r = rows.next();
       long ts = r.getLong(PatternRows.TS_MS);
@@ -64,9 +65,18 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
                 + watermarkMs + " ms) when it arrived; raise max_out_of_orderness to wait longer"));
       } else {
         fresh.add(PatternRows.event(r));
+        freshRows.add(r);
       }
     }
     KeyState s = load();
+    for (Row r : BufferCap.refuse(s, fresh, freshRows, plan.maxBufferedPerKey, watermarkMs)) {
+      long ts = r.getLong(PatternRows.TS_MS);
+      String raw = r.isNullAt(PatternRows.RAW)
+          ? PatternRows.describe(plan, key, ts, PatternRows.event(r).values)
+          : r.getString(PatternRows.RAW);
+      out.add(PatternRows.deadLetter(key, ts, raw, BufferCap.KEY_BUFFER_FULL,
+          BufferCap.detail(plan.maxBufferedPerKey)));
+    }
     nfa.buffer(s, fresh);
     List<Found> found = new ArrayList<>();
     nfa.advance(s, watermarkMs, found);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.streamwarden.engine.patterns.BufferCap;
 import io.streamwarden.engine.patterns.Found;
 import io.streamwarden.engine.patterns.KeyState;
 import io.streamwarden.engine.patterns.Nfa;
@@ -46,6 +47,7 @@ public final class PatternHarness {
     for (Map.Entry<String, List<JsonNode>> entry : byKey.entrySet()) {
       String key = entry.getKey();
       List<PEvent> fresh = new ArrayList<>();
+      List<JsonNode> freshNodes = new ArrayList<>();
       for (JsonNode n : entry.getValue()) {
         long ts = n.get("ts_ms").asLong();
         if (ts <= watermarkMs) {
@@ -63,8 +65,19 @@ public final class PatternHarness {
           values[i] = v.isNull() ? null : v.asText();
         }
         fresh.add(new PEvent(ts, n.get("mask").asLong(), values));
+        freshNodes.add(n);
       }
       KeyState s = load(key);
+      for (JsonNode n : BufferCap.refuse(s, fresh, freshNodes, plan.maxBufferedPerKey,
+          watermarkMs)) {
+        ObjectNode d = out.addObject();
+        d.put("kind", "dead_letter");
+        d.put("key", key);
+        d.put("event_ts_ms", n.get("ts_ms").asLong());
+        d.put("raw", n.path("raw").asText(""));
+        d.put("reason", BufferCap.KEY_BUFFER_FULL);
+        d.put("detail", BufferCap.detail(plan.maxBufferedPerKey));
+      }
       nfa.buffer(s, fresh);
       List<Found> found = new ArrayList<>();
       nfa.advance(s, watermarkMs, found);
