@@ -146,3 +146,16 @@ def test_keys_with_state_and_no_timer_are_flagged_and_only_those(spark, forgetfu
     odd = {json.loads(k)["user_id"] for k in state.leak.sample}
     assert all(int(user[1:]) % 2 == 1 for user in odd)
     assert report.leak_suspected
+
+
+def test_a_checkpoint_under_a_path_with_spaces_reads_like_any_other(
+    spark, sessions_checkpoint, sessions_report, tmp_path
+):
+    import shutil
+
+    moved = tmp_path / "checkpoints of the team" / "sessions run"
+    shutil.copytree(sessions_checkpoint, moved)
+    report = inspect_checkpoint(spark, moved)
+    ((op,), (original,)) = report.operators, sessions_report.operators
+    assert [(s.name, s.rows) for s in op.states] == [(s.name, s.rows) for s in original.states]
+    assert op.timers is not None and op.timers.rows == original.timers.rows

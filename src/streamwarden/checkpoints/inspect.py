@@ -129,11 +129,11 @@ def inspect_checkpoint(spark: SparkSession, path: Path, *, top: int = 5) -> Insp
     prepare(spark)
     disk = files.partition_disk()
     ever = files.watermark_ever_set()
-    with leaving_no_trace(path):
-        for op in list_operators(spark, path):
+    with leaving_no_trace(path) as readable:
+        for op in list_operators(spark, readable):
             op_disk = [d for d in disk if d.operator_id == op.operator_id]
             report.operators.append(
-                _operator(spark, path, op, op_disk, report.watermark_ms, ever, top)
+                _operator(spark, readable, op, op_disk, report.watermark_ms, ever, top)
             )
     return report
 

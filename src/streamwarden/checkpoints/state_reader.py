@@ -21,11 +21,14 @@ leave zero-byte hidden ``*.tmp`` changelog files in partition folders
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from streamwarden.errors import StateError
 from streamwarden.spark.jvm import java_message
@@ -165,15 +168,15 @@ def count_rows(
     """Rows per operator and state variable (``"0/user_sessions"``, ``"0/timers"``)."""
     prepare(spark)
     counts: dict[str, int] = {}
-    with leaving_no_trace(checkpoint):
-        for op in list_operators(spark, checkpoint):
+    with leaving_no_trace(checkpoint) as readable:
+        for op in list_operators(spark, readable):
             for var in op.variables:
-                frame = read_variable(spark, checkpoint, op, var, batch_id)
+                frame = read_variable(spark, readable, op, var, batch_id)
                 counts[f"{op.operator_id}/{var.name}"] = _guard(
                     checkpoint, f"count state {var.name!r}", frame.count
                 )
             if op.has_timers:
-                frame = read_timers(spark, checkpoint, op, batch_id)
+                frame = read_timers(spark, readable, op, batch_id)
                 counts[f"{op.operator_id}/timers"] = _guard(
                     checkpoint, "count its timers", frame.count
                 )
@@ -181,13 +184,26 @@ def count_rows(
 
 
 @contextmanager
-def leaving_no_trace(checkpoint: Path) -> Iterator[None]:
-    """Removes the empty hidden ``*.tmp`` files Spark's state reader creates while reading."""
+def leaving_no_trace(checkpoint: Path) -> Iterator[Path]:
+    """Yields the path to give Spark's state readers, and removes the empty hidden ``*.tmp``
+    files they create while reading.
+
+    Spark's state reader looks up the commit log under the URL-encoded path, so a checkpoint
+    whose path has a space (or another character URL encoding changes) reads as having no
+    committed batch. Such a checkpoint is read through a symbolic link with a plain name."""
     state = Path(checkpoint) / "state"
     before = _temp_files(state)
+    link_dir = None
+    readable = Path(checkpoint).absolute()
+    if quote(str(readable)) != str(readable):
+        link_dir = Path(tempfile.mkdtemp(prefix="streamwarden-read-"))
+        (link_dir / "checkpoint").symlink_to(readable, target_is_directory=True)
+        readable = link_dir / "checkpoint"
     try:
-        yield
+        yield readable
     finally:
+        if link_dir is not None:
+            shutil.rmtree(link_dir, ignore_errors=True)
         for path in _temp_files(state) - before:
             if path.stat().st_size == 0:
                 path.unlink(missing_ok=True)
