@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import functions as F
 
 from streamwarden.operators.patterns import AfterMatch, Pattern, PatternOptions, detect
+from tests.operators.pattern_load import two_within_30_minutes
 from tests.support import minutes, write_batches
 
 pytestmark = pytest.mark.spark
@@ -17,6 +19,18 @@ pytestmark = pytest.mark.spark
 
 def event(key: str | None, at: float, kind: str, host: str = "h") -> str:
     return json.dumps({"key": key, "ts": minutes(at), "kind": kind, "host": host})
+
+
+def detect_scans(spark: Any, landing: Path, pattern: Pattern, **options: Any) -> Any:
+    """``pattern`` over the scan events written under ``landing``, one file per micro-batch,
+    keyed by ``key``, carrying ``host``, waiting 5 minutes for out-of-order events."""
+    events = (
+        spark.readStream.schema("key string, ts long, kind string, host string")
+        .option("maxFilesPerTrigger", 1)
+        .json(str(landing))
+    )
+    wait = PatternOptions(max_out_of_orderness=timedelta(minutes=5), **options)
+    return detect(events, pattern, key="key", time="ts", fields=["host"], options=wait)
 
 
 def scan_then_scan() -> Pattern:
@@ -46,19 +60,7 @@ def outputs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
             [event("x", 300, "noise")],
         ],
     )
-    stream = (
-        spark.readStream.schema("key string, ts long, kind string, host string")
-        .option("maxFilesPerTrigger", 1)
-        .json(str(root / "landing"))
-    )
-    result = detect(
-        stream,
-        scan_then_scan(),
-        key="key",
-        time="ts",
-        fields=["host"],
-        options=PatternOptions(max_out_of_orderness=timedelta(minutes=5), emit_timeouts=True),
-    )
+    result = detect_scans(spark, root / "landing", scan_then_scan(), emit_timeouts=True)
     collected: dict[str, list[Any]] = {"matches": [], "timeouts": [], "dead": []}
 
     def collect(batch: Any, batch_id: int) -> None:
@@ -109,26 +111,8 @@ def test_a_burst_past_the_keys_buffer_cap_is_dead_lettered_and_accounted(
 ) -> None:
     burst = [event("z", 1 + i * 0.5, "scan", f"h{i}") for i in range(6)]
     write_batches(tmp_path / "landing", [burst, [event("x", 100, "noise")]])
-    stream = (
-        spark.readStream.schema("key string, ts long, kind string, host string")
-        .option("maxFilesPerTrigger", 1)
-        .json(str(tmp_path / "landing"))
-    )
-    pattern = (
-        Pattern.begin("first")
-        .where(F.col("kind") == "scan")
-        .followed_by("second")
-        .where(F.col("kind") == "scan")
-        .within(timedelta(minutes=30))
-        .skip(AfterMatch.skip_past_last_event())
-    )
-    result = detect(
-        stream,
-        pattern,
-        key="key",
-        time="ts",
-        fields=["host"],
-        options=PatternOptions(max_out_of_orderness=timedelta(minutes=5), max_buffered_per_key=4),
+    result = detect_scans(
+        spark, tmp_path / "landing", two_within_30_minutes(), max_buffered_per_key=4
     )
     rows: list[Any] = []
     query = (
