@@ -138,3 +138,11 @@ def test_rescale_refuses_the_count_it_already_has_and_a_non_checkpoint(spark, ru
         rescale_checkpoint(spark, runs[0] / "reference" / "checkpoint", 8)
     with pytest.raises(NotACheckpointError):
         rescale_checkpoint(spark, tmp_path, 4)
+
+
+def test_a_checkpoint_under_a_path_with_spaces_rescales_like_any_other(spark, runs, tmp_path):
+    checkpoint = tmp_path / "checkpoints of the team" / "sessions run"
+    shutil.copytree(runs[0] / "reference" / "checkpoint", checkpoint)
+    report = rescale_checkpoint(spark, checkpoint, 4)
+    assert report.rows_after == report.rows_before
+    assert CheckpointFiles(checkpoint).shuffle_partitions() == 4

@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING
 
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.run_lock import hold_checkpoint
-from streamwarden.checkpoints.state_reader import count_rows, list_operators, prepare
+from streamwarden.checkpoints.state_reader import (
+    count_rows,
+    list_operators,
+    plain_path,
+    prepare,
+)
 from streamwarden.errors import StateError, UsageError
 from streamwarden.spark.jvm import java_message
 
@@ -103,7 +108,8 @@ def _repartition(spark: SparkSession, path: Path, partitions: int) -> None:
     prepare(spark)
     manager = spark._jsparkSession.streamingCheckpointManager()
     try:
-        manager.repartition(str(path), partitions, True)
+        with plain_path(path) as reachable:
+            manager.repartition(str(reachable), partitions, True)
     except Exception as exc:
         raise StateError(
             f"Spark could not repartition checkpoint {str(path)!r}: {java_message(exc)}"
@@ -130,11 +136,12 @@ def _verify(
     # Spark rewrites only versioned (v2) operator metadata, which transformWithState has; other
     # operators' v1 metadata keeps the old count, and Spark reads their partitions from the
     # offset log's conf instead.
-    wrong = [
-        op.operator_id
-        for op in list_operators(spark, path)
-        if op.is_transform_with_state and op.partitions != partitions
-    ]
+    with plain_path(path) as reachable:
+        wrong = [
+            op.operator_id
+            for op in list_operators(spark, reachable)
+            if op.is_transform_with_state and op.partitions != partitions
+        ]
     if pinned != partitions or wrong:
         raise StateError(
             f"after the rescale, {str(path)!r} pins {pinned} partitions and operator(s) "

@@ -42,6 +42,7 @@ __all__ = [
     "count_rows",
     "leaving_no_trace",
     "list_operators",
+    "plain_path",
     "prepare",
     "read_timers",
     "read_variable",
@@ -184,26 +185,35 @@ def count_rows(
 
 
 @contextmanager
-def leaving_no_trace(checkpoint: Path) -> Iterator[Path]:
-    """Yields the path to give Spark's state readers, and removes the empty hidden ``*.tmp``
-    files they create while reading.
+def plain_path(checkpoint: Path) -> Iterator[Path]:
+    """Yields a path to ``checkpoint`` that Spark's offline state tools can use.
 
-    Spark's state reader looks up the commit log under the URL-encoded path, so a checkpoint
-    whose path has a space (or another character URL encoding changes) reads as having no
-    committed batch. Such a checkpoint is read through a symbolic link with a plain name."""
+    Spark's state reader and its state repartition look up the commit log under the
+    URL-encoded path, so a checkpoint whose path has a space (or another character that URL
+    encoding changes) seems to have no committed batch. Such a checkpoint is reached through a
+    symbolic link with a plain name, removed afterwards."""
+    target = Path(checkpoint).absolute()
+    if quote(str(target)) == str(target):
+        yield target
+        return
+    link_dir = Path(tempfile.mkdtemp(prefix="streamwarden-checkpoint-"))
+    try:
+        (link_dir / "checkpoint").symlink_to(target, target_is_directory=True)
+        yield link_dir / "checkpoint"
+    finally:
+        shutil.rmtree(link_dir, ignore_errors=True)
+
+
+@contextmanager
+def leaving_no_trace(checkpoint: Path) -> Iterator[Path]:
+    """Yields the :func:`plain_path` to give Spark's state readers, and removes the empty
+    hidden ``*.tmp`` files they create while reading."""
     state = Path(checkpoint) / "state"
     before = _temp_files(state)
-    link_dir = None
-    readable = Path(checkpoint).absolute()
-    if quote(str(readable)) != str(readable):
-        link_dir = Path(tempfile.mkdtemp(prefix="streamwarden-read-"))
-        (link_dir / "checkpoint").symlink_to(readable, target_is_directory=True)
-        readable = link_dir / "checkpoint"
     try:
-        yield readable
+        with plain_path(checkpoint) as readable:
+            yield readable
     finally:
-        if link_dir is not None:
-            shutil.rmtree(link_dir, ignore_errors=True)
         for path in _temp_files(state) - before:
             if path.stat().st_size == 0:
                 path.unlink(missing_ok=True)
