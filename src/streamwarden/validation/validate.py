@@ -104,19 +104,20 @@ def _schema(fields: FieldNames, number: str) -> str:
     )
 
 
+def _from_json(raw: DataFrame, schema: str) -> Column:
+    return F.from_json(raw["raw"], schema, {"columnNameOfCorruptRecord": _CORRUPT})
+
+
 def _parse_text(raw: DataFrame, fields: FieldNames) -> Column:
     """``raw`` parsed as JSON with every field as text."""
-    options = {"columnNameOfCorruptRecord": _CORRUPT}
-    return F.from_json(raw["raw"], _schema(fields, "string"), options)
+    return _from_json(raw, _schema(fields, "string"))
 
 
 def parse_typed(raw: DataFrame, fields: FieldNames, *, engine: bool = True) -> Column:
     """``raw`` parsed with the expected types: by the engine's byte parser, or (``engine`` false,
     for comparison) by Spark's ``from_json``."""
     schema = _schema(fields, "long")
-    if not engine:
-        return F.from_json(raw["raw"], schema, {"columnNameOfCorruptRecord": _CORRUPT})
-    return _json_from_bytes(raw, schema)
+    return _json_from_bytes(raw, schema) if engine else _from_json(raw, schema)
 
 
 def _json_from_bytes(raw: DataFrame, schema: str) -> Column:

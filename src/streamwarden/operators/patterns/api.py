@@ -33,8 +33,8 @@ class PatternOptions:
     arrives is dead-lettered ``too_late``. ``max_buffered_per_key`` caps one key's events
     waiting for the watermark; events past it are dead-lettered ``key_buffer_full`` (lesson L4).
     ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
-    reported as ``overflow`` rows. ``emit_timeouts``
-    reports partial matches whose window closed.
+    reported as ``overflow`` rows. ``emit_timeouts`` reports partial matches whose window
+    closed.
     """
 
     max_out_of_orderness: timedelta = timedelta(minutes=1)

@@ -36,7 +36,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code from_json} would decode them to U+FFFD.
  */
 public final class JsonFromBytes {
-  private static final ThreadLocal<Map<String, FailureSafeParser<UTF8String>>> PARSERS =
+  /** Per thread, keyed by the schema literal itself: no string is built per record. */
+  private static final ThreadLocal<Map<UTF8String, FailureSafeParser<UTF8String>>> PARSERS =
       ThreadLocal.withInitial(HashMap::new);
 
   private JsonFromBytes() {}
@@ -62,17 +63,18 @@ public final class JsonFromBytes {
   /** Called by the generated code once per record; {@code null} in, {@code null} out. */
   public static InternalRow parse(UTF8String record, UTF8String schemaDdl,
       UTF8String corruptColumn) {
-    scala.collection.Iterator<InternalRow> rows =
-        parser(schemaDdl.toString(), corruptColumn.toString()).parse(record);
+    scala.collection.Iterator<InternalRow> rows = parser(schemaDdl, corruptColumn).parse(record);
     return rows.hasNext() ? rows.next() : null;
   }
 
-  private static FailureSafeParser<UTF8String> parser(String schemaDdl, String corruptColumn) {
-    Map<String, FailureSafeParser<UTF8String>> mine = PARSERS.get();
+  private static FailureSafeParser<UTF8String> parser(UTF8String schemaDdl,
+      UTF8String corruptColumn) {
+    Map<UTF8String, FailureSafeParser<UTF8String>> mine = PARSERS.get();
     FailureSafeParser<UTF8String> parser = mine.get(schemaDdl);
     if (parser == null) {
-      parser = newParser(StructType.fromDDL(schemaDdl).asNullable(), corruptColumn);
-      mine.put(schemaDdl, parser);
+      parser = newParser(StructType.fromDDL(schemaDdl.toString()).asNullable(),
+          corruptColumn.toString());
+      mine.put(schemaDdl.clone(), parser);
     }
     return parser;
   }

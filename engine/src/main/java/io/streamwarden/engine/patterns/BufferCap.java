@@ -61,8 +61,8 @@ public final class BufferCap {
 
   /** The detail of a refused event's dead letter. */
   public static String detail(int cap) {
-    return "the key already has " + cap + " events waiting for the watermark "
-        + "(max_buffered_per_key); raise max_buffered_per_key, or lower max_out_of_orderness "
-        + "so that events wait less";
+    return "the key's events waiting for the watermark fill max_buffered_per_key (" + cap
+        + "); raise max_buffered_per_key, or lower max_out_of_orderness so that events wait "
+        + "less";
   }
 }

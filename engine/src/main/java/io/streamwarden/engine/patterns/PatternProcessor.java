@@ -57,10 +57,7 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
       Row r = rows.next();
       long ts = r.getLong(PatternRows.TS_MS);
       if (ts <= watermarkMs) {
-        String raw = r.isNullAt(PatternRows.RAW)
-            ? PatternRows.describe(plan, key, ts, PatternRows.event(r).values)
-            : r.getString(PatternRows.RAW);
-        out.add(PatternRows.deadLetter(key, ts, raw,
+        out.add(PatternRows.deadLetter(key, ts, PatternRows.rawOf(plan, key, r),
             PatternRows.TOO_LATE, "event time is at or behind the watermark ("
                 + watermarkMs + " ms) when it arrived; raise max_out_of_orderness to wait longer"));
       } else {
@@ -70,11 +67,8 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
     }
     KeyState s = load();
     for (Row r : BufferCap.refuse(s, fresh, freshRows, plan.maxBufferedPerKey, watermarkMs)) {
-      long ts = r.getLong(PatternRows.TS_MS);
-      String raw = r.isNullAt(PatternRows.RAW)
-          ? PatternRows.describe(plan, key, ts, PatternRows.event(r).values)
-          : r.getString(PatternRows.RAW);
-      out.add(PatternRows.deadLetter(key, ts, raw, BufferCap.KEY_BUFFER_FULL,
+      out.add(PatternRows.deadLetter(key, r.getLong(PatternRows.TS_MS),
+          PatternRows.rawOf(plan, key, r), BufferCap.KEY_BUFFER_FULL,
           BufferCap.detail(plan.maxBufferedPerKey)));
     }
     nfa.buffer(s, fresh);

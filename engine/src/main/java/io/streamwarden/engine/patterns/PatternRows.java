@@ -89,6 +89,13 @@ public final class PatternRows {
     return n.toString();
   }
 
+  /** The record a dead letter shows: the input's {@code raw}, or the event as JSON. */
+  public static String rawOf(PatternPlan plan, String key, Row r) {
+    return r.isNullAt(RAW)
+        ? describe(plan, key, r.getLong(TS_MS), event(r).values)
+        : r.getString(RAW);
+  }
+
   public static Row deadLetter(String key, Long tsMs, String raw, String reason, String detail) {
     return RowFactory.create("dead_letter", key, null, null, null, null, null, null, null, tsMs,
         raw, reason, detail, null);

@@ -51,12 +51,7 @@ public final class PatternHarness {
       for (JsonNode n : entry.getValue()) {
         long ts = n.get("ts_ms").asLong();
         if (ts <= watermarkMs) {
-          ObjectNode d = out.addObject();
-          d.put("kind", "dead_letter");
-          d.put("key", key);
-          d.put("event_ts_ms", ts);
-          d.put("raw", n.path("raw").asText(""));
-          d.put("reason", PatternRows.TOO_LATE);
+          deadLetter(out, key, n, PatternRows.TOO_LATE);
           continue;
         }
         String[] values = new String[n.path("values").size()];
@@ -70,13 +65,8 @@ public final class PatternHarness {
       KeyState s = load(key);
       for (JsonNode n : BufferCap.refuse(s, fresh, freshNodes, plan.maxBufferedPerKey,
           watermarkMs)) {
-        ObjectNode d = out.addObject();
-        d.put("kind", "dead_letter");
-        d.put("key", key);
-        d.put("event_ts_ms", n.get("ts_ms").asLong());
-        d.put("raw", n.path("raw").asText(""));
-        d.put("reason", BufferCap.KEY_BUFFER_FULL);
-        d.put("detail", BufferCap.detail(plan.maxBufferedPerKey));
+        deadLetter(out, key, n, BufferCap.KEY_BUFFER_FULL)
+            .put("detail", BufferCap.detail(plan.maxBufferedPerKey));
       }
       nfa.buffer(s, fresh);
       List<Found> found = new ArrayList<>();
@@ -94,6 +84,17 @@ public final class PatternHarness {
       }
     }
     return JSON.writeValueAsString(out);
+  }
+
+  private static ObjectNode deadLetter(ArrayNode out, String key, JsonNode event,
+      String reason) {
+    ObjectNode d = out.addObject();
+    d.put("kind", "dead_letter");
+    d.put("key", key);
+    d.put("event_ts_ms", event.get("ts_ms").asLong());
+    d.put("raw", event.path("raw").asText(""));
+    d.put("reason", reason);
+    return d;
   }
 
   /** The key's state as JSON ({"buffered", "partials": [[stage names]...]}), or null. */
