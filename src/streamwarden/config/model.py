@@ -213,6 +213,8 @@ class SparkConfig(_Strict):
 class MonitoringConfig(_Strict):
     """What the running pipeline reports about itself (lessons L9, L11, L13, L14, L15).
 
+    The progress log is rotated at ``progress_log_max_size``, keeping ``progress_log_keep``
+    older files, so that it stays bounded however long the pipeline runs.
     ``prometheus_port``: 0 picks a free port (printed at start and written to the status file),
     omit it to turn the endpoint off. The leak alarm looks at the last ``alarm_window`` batches
     that had input; see ``streamwarden.monitoring.leak_alarm`` for the rule.
@@ -220,6 +222,8 @@ class MonitoringConfig(_Strict):
 
     enabled: bool = True
     progress_log: bool = True
+    progress_log_max_size: Memory = Field(default=64 * 1024 * 1024, ge=4096)
+    progress_log_keep: int = Field(default=4, ge=0)
     prometheus_host: str = "127.0.0.1"
     prometheus_port: int | None = Field(default=0, ge=0, le=65535)
     alarm_window: int = Field(default=8, ge=4)

@@ -22,6 +22,7 @@ from streamwarden.monitoring.checkpoint_usage import CheckpointMeter
 from streamwarden.monitoring.findings import Finding
 from streamwarden.monitoring.leak_alarm import LeakAlarm
 from streamwarden.monitoring.progress_log import (
+    PROGRESS_FILE,
     BatchRecord,
     ProgressLog,
     progress_dir,
@@ -86,7 +87,11 @@ class QueryMonitor:
         )
         self.folder = None if checkpoint is None else progress_dir(checkpoint)
         self.progress_log = (
-            ProgressLog(self.folder / "progress.jsonl")
+            ProgressLog(
+                self.folder / PROGRESS_FILE,
+                max_bytes=config.progress_log_max_size,
+                keep=config.progress_log_keep,
+            )
             if self.folder is not None and config.progress_log
             else None
         )

@@ -1,9 +1,11 @@
 """The progress log: one JSON line per micro-batch, next to the checkpoint, for tools to read
 after the fact (``streamwarden report``, ``streamwarden status``).
 
-A checkpoint at ``X`` gets the folder ``X.progress/`` beside it, holding ``progress.jsonl`` and
-the running query's ``status.json``. Beside, not inside: Spark owns the checkpoint folder, and
-what the checkpoint holds is copied, rescaled and restored with it (L9 wants it small).
+A checkpoint at ``X`` gets the folder ``X.progress/`` beside it, holding ``progress.jsonl``
+(and, once it has been rotated, ``progress.1.jsonl``, ``progress.2.jsonl``, ..., older and
+older) and the running query's ``status.json``. Beside, not inside: Spark owns the checkpoint
+folder, and what the checkpoint holds is copied, rescaled and restored with it (L9 wants it
+small).
 
 Each line: ``{"summary": BatchSummary, "checkpoint": CheckpointUsage, "partitions":
 [PartitionLoad], "findings": [Finding], "progress": <Spark's progress JSON>}``.
@@ -34,6 +36,10 @@ __all__ = [
 
 PROGRESS_FILE = "progress.jsonl"
 STATUS_FILE = "status.json"
+#: Size at which ``progress.jsonl`` is rotated (``monitoring.progress_log_max_size``).
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+#: Rotated files kept besides the current one (``monitoring.progress_log_keep``).
+DEFAULT_KEEP = 4
 
 
 def progress_dir(checkpoint: Path) -> Path:
@@ -80,28 +86,109 @@ class BatchRecord:
 
 
 class ProgressLog:
-    """Appends one line per batch; each line is flushed so readers see whole batches."""
+    """Appends one line per batch; each line is flushed so readers see whole batches.
 
-    def __init__(self, path: Path) -> None:
+    The log cannot grow without bound next to a job that runs for months: once
+    ``progress.jsonl`` reaches ``max_bytes`` it becomes ``progress.1.jsonl`` (the older files
+    move up one number) and a new one starts; only ``keep`` rotated files are kept, so the log
+    never holds much more than ``(keep + 1) * max_bytes``. A line cut short by a crash is cut
+    off when the log is opened again, so the next line starts on a line of its own.
+    """
+
+    def __init__(
+        self, path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, keep: int = DEFAULT_KEEP
+    ) -> None:
+        if max_bytes < 1 or keep < 0:
+            raise ValueError(f"max_bytes must be >= 1 and keep >= 0, not {max_bytes}, {keep}")
         self.path = path
+        self.max_bytes = max_bytes
+        self.keep = keep
         path.parent.mkdir(parents=True, exist_ok=True)
+        _cut_partial_line(path)
 
     def append(self, record: BatchRecord) -> None:
         line = json.dumps(record.to_json(), separators=(",", ":"), default=str)
         with self.path.open("a", encoding="utf-8") as out:
             out.write(line + "\n")
+            size = out.tell()
+        if size >= self.max_bytes:
+            self._rotate()
+
+    def _rotate(self) -> None:
+        rotated = _rotated_files(self.path, self.keep)
+        beyond = self.path.with_name(f"{self.path.stem}.{self.keep + 1}{self.path.suffix}")
+        while beyond.exists():  # left by a run with a larger ``keep``
+            beyond.unlink()
+            beyond = _next_number(beyond)
+        for older, newer in reversed(list(zip(rotated[1:], rotated, strict=False))):
+            if newer.exists():
+                newer.replace(older)
+        if rotated:
+            self.path.replace(rotated[0])
+        else:
+            self.path.unlink()
 
 
-def read_progress_log(path: Path) -> list[BatchRecord]:
-    """The records of a progress log (a ``progress.jsonl`` file, or its folder). A last line
-    cut short by a crash is skipped; any other bad line is an error naming it."""
+def _rotated_files(current: Path, count: int) -> list[Path]:
+    """``progress.1.jsonl`` .. ``progress.COUNT.jsonl`` beside ``current``, newest first."""
+    return [current.with_name(f"{current.stem}.{n}{current.suffix}") for n in range(1, count + 1)]
+
+
+def _next_number(rotated: Path) -> Path:
+    stem, number = rotated.stem.rsplit(".", 1)
+    return rotated.with_name(f"{stem}.{int(number) + 1}{rotated.suffix}")
+
+
+def _cut_partial_line(path: Path, chunk: int = 64 * 1024) -> None:
+    """Truncates ``path`` after its last newline: a crash can leave half a line behind, and
+    the next line must not be glued to it."""
+    if not path.is_file():
+        return
+    with path.open("rb+") as log:
+        end = log.seek(0, os.SEEK_END)
+        while end > 0:
+            start = max(0, end - chunk)
+            log.seek(start)
+            at = log.read(end - start).rfind(b"\n")
+            if at >= 0:
+                end = start + at + 1
+                break
+            end = start
+        log.truncate(end)
+
+
+def _log_files(path: Path) -> list[Path]:
+    """The files of the log whose current file is ``path``, oldest first."""
+    rotated: list[Path] = []
+    candidate = path.with_name(f"{path.stem}.1{path.suffix}")
+    while candidate.is_file():
+        rotated.append(candidate)
+        candidate = _next_number(candidate)
+    return [*reversed(rotated), *([path] if path.is_file() else [])]
+
+
+def read_progress_log(path: Path, *, last: int | None = None) -> list[BatchRecord]:
+    """The records of a progress log (its ``progress.jsonl`` file, or its folder), rotated
+    files included, oldest first; with ``last``, only the last that many (reading no more
+    files than needed). A last line cut short by a crash is skipped; any other bad line is an
+    error naming it."""
     if path.is_dir():
         path = path / PROGRESS_FILE
-    if not path.is_file():
+    files = _log_files(path)
+    if not files:
         raise UsageError(
             f"no progress log at {str(path)!r}; a pipeline writes it to <checkpoint>.progress/"
             f"{PROGRESS_FILE} while it runs (monitoring.progress_log = true)"
         )
+    records: list[BatchRecord] = []
+    for file in reversed(files):
+        if last is not None and len(records) >= last:
+            break
+        records = _read_file(file) + records
+    return records if last is None else records[max(len(records) - last, 0) :]
+
+
+def _read_file(path: Path) -> list[BatchRecord]:
     lines = path.read_text(encoding="utf-8").splitlines()
     records = []
     for number, line in enumerate(lines, start=1):

@@ -90,7 +90,7 @@ def collect_status(folder: Path, *, threads: bool = False, recent: int = 5) -> P
         )
     status = PipelineStatus(published)
     if (folder / PROGRESS_FILE).is_file():
-        status.recent = read_progress_log(folder)[-recent:]
+        status.recent = read_progress_log(folder, last=recent)
     if published.get("state") not in ("starting", "running"):
         return status
     if published.get("host") == socket.gethostname() and not _alive(int(published["pid"])):
