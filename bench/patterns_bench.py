@@ -11,6 +11,10 @@ one process:
   (f1), (f3) the same two patterns in Flink SQL MATCH_RECOGNIZE through PyFlink (subprocess,
        bench/flink_patterns.py, heap state; RocksDB with --flink-rocksdb)
 
+Every query runs ``--rounds`` times (default 2), each engine in its one JVM: round 1 is cold,
+as a job just started; later rounds show the throughput of a JVM whose compiler has warmed up,
+which is what a long-running stream sees. Ratios compare engines within the same round.
+
 Throughput is events / wall time of the query (Spark: start to end of an availableNow run,
 excluding SparkSession start-up; Flink: the job's wall time from submitting the SQL). Match
 counts of each pattern are cross-checked between the engines. Results go to
@@ -99,27 +103,32 @@ def measure_detect(
     return Measured(name, seconds, counter.matches, None, {"peak_state_rows": rows}, cpu)
 
 
-def measure_flink(path: Path, pattern: str, state: str) -> Measured | None:
+def measure_flink(path: Path, pattern: str, state: str, rounds: int) -> list[Measured]:
+    """One Flink process per pattern and state backend; with ``rounds`` > 1 it runs the job that
+    many times in its one JVM, as the Spark side does, and each round is a row."""
     python = HERE.parent / ".venv-flink" / "bin" / "python"
     if not python.exists():
         print("Flink skipped: run bench/setup_flink.sh first", file=sys.stderr)
-        return None
-    extra = ["--pattern", pattern, "--within-minutes", "30"]
+        return []
+    extra = ["--pattern", pattern, "--within-minutes", "30", "--rounds", str(rounds)]
     if state == "rocksdb":  # small write buffers: see bench/flink_patterns.py
         extra += ["--conf", "state.backend.rocksdb.memory.managed=false"]
         extra += ["--conf", "state.backend.rocksdb.writebuffer.size=64kb"]
     report = run_flink("flink_patterns.py", path, state, extra)
-    wall = float(report.get("seconds_job_wall") or report["seconds"])
-    return Measured(
-        f"Flink MATCH_RECOGNIZE {pattern}, {state}",
-        wall,
-        int(report["matches"]),
-        None,
-        {
-            "seconds_net_runtime": report.get("seconds"),
-            "seconds_total": report.get("seconds_total"),
-        },
-    )
+    return [
+        Measured(
+            f"Flink MATCH_RECOGNIZE {pattern}, {state}" + round_suffix(n, rounds),
+            float(r["seconds_job_wall"]),
+            int(r["matches"]),
+            None,
+            {"seconds_net_runtime": r["seconds"], "seconds_total": report.get("seconds_total")},
+        )
+        for n, r in enumerate(report["rounds"], start=1)
+    ]
+
+
+def round_suffix(n: int, rounds: int) -> str:
+    return f" [round {n}]" if rounds > 1 else ""
 
 
 def main() -> None:
@@ -131,6 +140,14 @@ def main() -> None:
     parser.add_argument("--shuffle-partitions", type=int, default=4)
     parser.add_argument("--skip-flink", action="store_true")
     parser.add_argument("--flink-rocksdb", action="store_true", help="also Flink on RocksDB")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="run every query this many times, each engine in its one JVM (Flink: one process "
+        "per pattern); round 1 is cold, later rounds show the warmed-up JVMs' throughput; "
+        "ratios compare the same round (default 2)",
+    )
     parser.add_argument(
         "--jfr", type=Path, help="record a Java Flight Recording of the Spark JVM into this file"
     )
@@ -144,16 +161,29 @@ def main() -> None:
         shuffle_partitions=args.shuffle_partitions,
         extra_conf={"spark.driver.memory": "6g", **jfr_conf(args.jfr)},
     )
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     fpt = args.files_per_trigger
-    runs = [
-        measure_ceiling(spark, path, work, fpt),
-        measure_detect(spark, path, work, fpt, "(p1) streamwarden p1_then_p2", p1_then_p2()),
-        measure_detect(spark, path, work, fpt, "(p3) streamwarden three_stage", three_stage()),
-    ]
+    runs: list[Measured] = []
+    for n in range(1, args.rounds + 1):
+        suffix = round_suffix(n, args.rounds)
+        at = work / f"round-{n}"
+        ceiling = measure_ceiling(spark, path, at, fpt)
+        ceiling.name += suffix
+        runs += [
+            ceiling,
+            measure_detect(
+                spark, path, at, fpt, "(p1) streamwarden p1_then_p2" + suffix, p1_then_p2()
+            ),
+            measure_detect(
+                spark, path, at, fpt, "(p3) streamwarden three_stage" + suffix, three_stage()
+            ),
+        ]
     if not args.skip_flink:
         states = ["heap", "rocksdb"] if args.flink_rocksdb else ["heap"]
         for pattern in ("p1_then_p2", "three_stage"):
-            runs += [r for s in states if (r := measure_flink(path, pattern, s))]
+            for state in states:
+                runs += measure_flink(path, pattern, state, args.rounds)
     report(args, path, runs)
 
 
@@ -174,10 +204,13 @@ def report(args: argparse.Namespace, path: Path, runs: list[Measured]) -> None:
         same = len(set(counts.values())) <= 1
         agree &= same
         print(f"{key}: match counts agree: {same} {counts}")
-        ours = next((r for r in runs if key in r.name and "streamwarden" in r.name), None)
-        for r in runs:
-            if ours and key in r.name and r is not ours:
-                print(f"  streamwarden vs {r.name}: {r.seconds / ours.seconds:.2f}x throughput")
+        for n in range(1, args.rounds + 1):
+            suffix = round_suffix(n, args.rounds)
+            mine = [r for r in runs if key in r.name and r.name.endswith(suffix)]
+            ours = next((r for r in mine if "streamwarden" in r.name), None)
+            for r in mine:
+                if ours and r is not ours:
+                    print(f"  streamwarden vs {r.name}: {r.seconds / ours.seconds:.2f}x throughput")
     save_results("patterns", args, path, runs, agree)
 
 
