@@ -159,3 +159,22 @@ def test_a_checkpoint_under_a_path_with_spaces_reads_like_any_other(
     ((op,), (original,)) = report.operators, sessions_report.operators
     assert [(s.name, s.rows) for s in op.states] == [(s.name, s.rows) for s in original.states]
     assert op.timers is not None and op.timers.rows == original.timers.rows
+
+
+def test_an_unreadable_checkpoint_under_a_path_with_spaces_is_named_by_its_own_path(
+    spark, sessions_checkpoint, tmp_path
+):
+    import shutil
+
+    from streamwarden.errors import StateError
+
+    moved = tmp_path / "checkpoints of the team" / "damaged run"
+    shutil.copytree(sessions_checkpoint, moved)
+    for stored in (moved / "state" / "0").rglob("*"):
+        if stored.is_file() and not stored.name.startswith("_"):
+            stored.write_bytes(b"not a state file")
+    with pytest.raises(StateError) as caught:
+        inspect_checkpoint(spark, moved)
+    message = str(caught.value)
+    assert str(moved) in message  # the path the user gave, not the plain-named link Spark read
+    assert "streamwarden-checkpoint-" not in message

@@ -107,13 +107,13 @@ def _check_rescalable(files: CheckpointFiles, partitions: int) -> None:
 def _repartition(spark: SparkSession, path: Path, partitions: int) -> None:
     prepare(spark)
     manager = spark._jsparkSession.streamingCheckpointManager()
-    try:
-        with plain_path(path) as reachable:
+    with plain_path(path) as reachable:
+        try:
             manager.repartition(str(reachable), partitions, True)
-    except Exception as exc:
-        raise StateError(
-            f"Spark could not repartition checkpoint {str(path)!r}: {java_message(exc)}"
-        ) from None
+        except Exception as exc:
+            raise StateError(
+                f"Spark could not repartition checkpoint {str(path)!r}: {java_message(exc)}"
+            ) from None
 
 
 def _verify(

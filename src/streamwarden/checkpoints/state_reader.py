@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from streamwarden.errors import StateError
+from streamwarden.errors import StateError, StreamwardenError
 from streamwarden.spark.jvm import java_message
 
 if TYPE_CHECKING:
@@ -191,15 +191,19 @@ def plain_path(checkpoint: Path) -> Iterator[Path]:
     Spark's state reader and its state repartition look up the commit log under the
     URL-encoded path, so a checkpoint whose path has a space (or another character that URL
     encoding changes) seems to have no committed batch. Such a checkpoint is reached through a
-    symbolic link with a plain name, removed afterwards."""
+    symbolic link with a plain name, removed afterwards. A streamwarden error raised while the
+    link is in use names the checkpoint's own path, not the link's."""
     target = Path(checkpoint).absolute()
     if quote(str(target)) == str(target):
         yield target
         return
     link_dir = Path(tempfile.mkdtemp(prefix="streamwarden-checkpoint-"))
+    link = link_dir / "checkpoint"
     try:
-        (link_dir / "checkpoint").symlink_to(target, target_is_directory=True)
-        yield link_dir / "checkpoint"
+        link.symlink_to(target, target_is_directory=True)
+        yield link
+    except StreamwardenError as exc:
+        raise type(exc)(str(exc).replace(str(link), str(target))) from None
     finally:
         shutil.rmtree(link_dir, ignore_errors=True)
 
