@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from datetime import timedelta
 from pathlib import Path
 
 from streamwarden.cli.console import ProgressPrinter
+from streamwarden.cli.demo_folder import replace_demo_folder
 from streamwarden.cli.main import log_to_file
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.pipeline import Pipeline
@@ -38,7 +38,6 @@ def demo_config(out: Path) -> PipelineConfig:
 
 def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int = 30) -> int:
     out = out.resolve()
-    shutil.rmtree(out, ignore_errors=True)
     config = demo_config(out)
     spec = TrafficSpec(
         users=users,
@@ -53,6 +52,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int 
         malformed_fraction=0.01,
         events_per_file=max(events // max(batches, 1), 1),
     )
+    replace_demo_folder(out)  # after the arguments are checked
     summary = generate_traffic(spec, config.source.path)
     print(
         f"generated {summary.records:,} records ({summary.events:,} pageviews of "

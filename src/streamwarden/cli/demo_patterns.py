@@ -3,7 +3,6 @@ pattern "a scan, then a scan of a different host within 30 minutes" finds them, 
 
 from __future__ import annotations
 
-import shutil
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from streamwarden.cli.console import ProgressPrinter
+from streamwarden.cli.demo_folder import replace_demo_folder
 from streamwarden.cli.main import log_to_file
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.pipeline import Pipeline
@@ -92,7 +92,6 @@ def patterns_demo_command(
     out: Path, *, events: int, users: int, actors: int, seed: int, batches: int = 30
 ) -> int:
     out = out.resolve()
-    shutil.rmtree(out, ignore_errors=True)
     config = patterns_demo_config(out)
     spec = TrafficSpec(
         users=users,
@@ -107,6 +106,7 @@ def patterns_demo_command(
         malformed_fraction=0.005,
         events_per_file=max(events // max(batches, 1), 1),
     )
+    replace_demo_folder(out)  # after the arguments are checked
     summary = generate_traffic(spec, config.source.path)
     print(
         f"generated {summary.records:,} records: {summary.events - summary.scans:,} pageviews "

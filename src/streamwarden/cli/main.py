@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         default=Path("demo-output"),
-        help="working folder, emptied first (default: demo-output)",
+        help="working folder, emptied first if an earlier demo made it (default: demo-output)",
     )
     demo.add_argument("--events", type=int, default=60_000)
     demo.add_argument("--users", type=int, default=1_000)
