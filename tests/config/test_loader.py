@@ -69,6 +69,10 @@ def test_yaml_configs_are_accepted(tmp_path):
         ('[sessions]\ngap = "soon"\n', "expected a duration such as '30m'"),
         ("[spark]\nshuffle_partitions = 0\n", "spark.shuffle_partitions"),
         ('[validation]\nmax_pages = "many"\n', "validation.max_pages"),
+        ("[spark]\ntrigger_interval = -5\n", "spark.trigger_interval: a duration cannot be"),
+        ("[validation]\nmax_future_skew = -60\n", "validation.max_future_skew: a duration cannot"),
+        ("[sessions]\ngap = inf\n", "sessions.gap: duration inf is too large"),
+        ('[sessions]\ngap = "99999999999d"\n', "duration '99999999999d' is too large"),
     ],
 )
 def test_bad_settings_are_rejected_naming_the_setting(tmp_path, extra, expected):
@@ -96,3 +100,10 @@ def test_a_missing_file_says_which_file(tmp_path):
 def test_invalid_toml_is_reported_with_the_parser_message(tmp_path):
     with pytest.raises(ConfigError, match="is not valid toml"):
         load_config(write(tmp_path, "[source\npath=1"))
+
+
+def test_a_config_file_that_is_not_utf8_is_rejected_saying_so(tmp_path):
+    path = tmp_path / "pipeline.toml"
+    path.write_bytes(MINIMAL.encode() + b'name = "\xff\xfe"\n')
+    with pytest.raises(ConfigError, match="is not UTF-8 text"):
+        load_config(path)

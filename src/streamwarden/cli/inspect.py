@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from streamwarden.cli.arguments import at_least
+
 __all__ = ["register"]
 
 
@@ -16,7 +18,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     parser.add_argument("checkpoint", type=Path, help="the query's checkpoint folder")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-    parser.add_argument("--top", type=int, default=5, help="heaviest keys to list (default 5)")
+    parser.add_argument(
+        "--top", type=at_least(0), default=5, help="heaviest keys to list (default 5)"
+    )
     parser.set_defaults(handler=inspect_command)
 
 

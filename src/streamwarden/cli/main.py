@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 
 from streamwarden.cli import doctor, inspect, report, rescale, status
+from streamwarden.cli.arguments import at_least
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import java_message
 
@@ -52,15 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=Path("demo-output"),
         help="working folder, emptied first if an earlier demo made it (default: demo-output)",
     )
-    demo.add_argument("--events", type=int, default=60_000)
-    demo.add_argument("--users", type=int, default=1_000)
+    demo.add_argument("--events", type=at_least(1), default=60_000)
+    demo.add_argument("--users", type=at_least(1), default=1_000)
     demo.add_argument("--seed", type=int, default=7)
     for command in (status, report):
         command.add_parser(commands)
     for module in (inspect, rescale, doctor):
         module.register(commands)  # each sets its own handler
-    demo.add_argument("--actors", type=int, default=40, help="scanning actors (patterns)")
-    demo.add_argument("--batches", type=int, default=30, help="input files = micro-batches")
+    demo.add_argument("--actors", type=at_least(0), default=40, help="scanning actors (patterns)")
+    demo.add_argument("--batches", type=at_least(1), default=30, help="input files = micro-batches")
     return parser
 
 

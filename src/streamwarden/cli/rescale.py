@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from streamwarden.cli.arguments import at_least
+
 __all__ = ["register"]
 
 
@@ -13,7 +15,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "rescale", help="repartition a stopped query's state into N partitions (offline)"
     )
     parser.add_argument("checkpoint", type=Path, help="the query's checkpoint folder")
-    parser.add_argument("--partitions", type=int, required=True, help="new partition count")
+    parser.add_argument("--partitions", type=at_least(1), required=True, help="new partition count")
     parser.set_defaults(handler=rescale_command)
 
 

@@ -24,7 +24,13 @@ def load_config(path: str | Path) -> PipelineConfig:
             f"config file {str(path)!r} does not exist; pass the path to a .toml "
             "or .yaml pipeline config"
         )
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {str(path)!r} is not UTF-8 text (byte {exc.start} cannot be read); "
+            "save it as UTF-8"
+        ) from None
     try:
         if path.suffix == ".toml":
             data: Any = tomllib.loads(text)

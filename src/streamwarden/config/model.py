@@ -82,9 +82,6 @@ class SessionsConfig(_Strict):
     def _positive_times(self) -> SessionsConfig:
         if self.gap <= timedelta(0):
             raise ValueError(f"sessions.gap must be > 0, got {format_duration(self.gap)!r}")
-        for name in ("allowed_lateness", "max_out_of_orderness"):
-            if getattr(self, name) < timedelta(0):
-                raise ValueError(f"sessions.{name} must be >= 0")
         if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
             raise ValueError("sessions.idle_timeout must be > 0, or omitted to disable it")
         return self
@@ -156,8 +153,6 @@ class PatternsConfig(_Strict):
     def _consistent(self) -> PatternsConfig:
         if self.within <= timedelta(0):
             raise ValueError(f"patterns.within must be > 0, got {format_duration(self.within)!r}")
-        if self.max_out_of_orderness < timedelta(0):
-            raise ValueError("patterns.max_out_of_orderness must be >= 0")
         if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
             raise ValueError("patterns.idle_timeout must be > 0, or omitted to disable it")
         if self.stages[0].contiguity != "begin":
@@ -233,14 +228,6 @@ class MonitoringConfig(_Strict):
     skew_min_rows: int = Field(default=100, ge=0)
     slow_batch_threshold: Duration | None = timedelta(seconds=30)
     slow_log_interval: Duration = timedelta(minutes=1)
-
-    @model_validator(mode="after")
-    def _positive_times(self) -> MonitoringConfig:
-        if self.slow_batch_threshold is not None and self.slow_batch_threshold < timedelta(0):
-            raise ValueError("monitoring.slow_batch_threshold must be >= 0, or omitted")
-        if self.slow_log_interval < timedelta(0):
-            raise ValueError("monitoring.slow_log_interval must be >= 0")
-        return self
 
 
 class ResourcesConfig(_Strict):

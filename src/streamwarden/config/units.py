@@ -48,12 +48,21 @@ def parse_memory(value: object, *, bare_unit: str = "") -> int:
 
 
 def parse_duration(value: object) -> timedelta:
-    """Reads ``"30m"``, ``"1h 30m"``, ``"250ms"``, a number of seconds, or a timedelta."""
+    """Reads ``"30m"``, ``"1h 30m"``, ``"250ms"``, a number of seconds, or a timedelta. No
+    setting takes a negative duration, so none is read; nor one too large for a timedelta."""
+    try:
+        duration = _duration(value)
+    except OverflowError:
+        raise ValueError(f"duration {value!r} is too large (at most 999999999 days)") from None
+    if duration < timedelta(0):
+        raise ValueError(f"a duration cannot be negative, got {value!r}")
+    return duration
+
+
+def _duration(value: object) -> timedelta:
     if isinstance(value, timedelta):
         return value
-    if isinstance(value, bool):
-        raise ValueError(f"expected a duration such as '30m', got {value!r}")
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
         return timedelta(seconds=value)
     if isinstance(value, str):
         text = value.strip().replace(" ", "")
