@@ -1,11 +1,17 @@
 """The progress log stays bounded however long a pipeline runs, and survives a crash mid-line."""
 
+import re
 from pathlib import Path
 
 import pytest
 
-from streamwarden.errors import UsageError
-from streamwarden.monitoring.progress_log import BatchRecord, ProgressLog, read_progress_log
+from streamwarden.errors import MonitoringError, UsageError
+from streamwarden.monitoring.progress_log import (
+    BatchRecord,
+    ProgressLog,
+    read_progress_log,
+    read_status,
+)
 from streamwarden.monitoring.summary import BatchSummary
 
 
@@ -81,3 +87,27 @@ def test_a_bad_line_in_the_middle_is_an_error_naming_it(tmp_path: Path) -> None:
     log.append(record(1))
     with pytest.raises(UsageError, match="line 2 is not a progress record"):
         read_progress_log(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"this is not json\n", "line 1 is not a progress record"),
+        (b'[1, 2]\n"x"\n', "line 1 is not a progress record (a JSON list, not an object)"),
+        (b"\xff\xfe\n", "is not UTF-8 text"),
+    ],
+)
+def test_a_file_that_is_no_progress_log_is_an_error_not_an_empty_log(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    path = tmp_path / "progress.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(UsageError, match=re.escape(expected)):
+        read_progress_log(path)
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[]"])
+def test_a_damaged_status_file_is_an_error_saying_what_to_do(tmp_path: Path, content: bytes):
+    (tmp_path / "status.json").write_bytes(content)
+    with pytest.raises(MonitoringError, match="not a status file written by streamwarden"):
+        read_status(tmp_path)

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamwarden.errors import UsageError
+from streamwarden.errors import MonitoringError, UsageError
 from streamwarden.monitoring.checkpoint_usage import CheckpointUsage
 from streamwarden.monitoring.findings import Finding
 from streamwarden.monitoring.skew import PartitionLoad
@@ -170,8 +170,8 @@ def _log_files(path: Path) -> list[Path]:
 def read_progress_log(path: Path, *, last: int | None = None) -> list[BatchRecord]:
     """The records of a progress log (its ``progress.jsonl`` file, or its folder), rotated
     files included, oldest first; with ``last``, only the last that many (reading no more
-    files than needed). A last line cut short by a crash is skipped; any other bad line is an
-    error naming it."""
+    files than needed). A last line cut short by a crash (no newline at its end) is skipped;
+    any other bad line is an error naming it."""
     if path.is_dir():
         path = path / PROGRESS_FILE
     files = _log_files(path)
@@ -189,13 +189,23 @@ def read_progress_log(path: Path, *, last: int | None = None) -> list[BatchRecor
 
 
 def _read_file(path: Path) -> list[BatchRecord]:
-    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"{str(path)!r} is not UTF-8 text, so not a progress log written by streamwarden"
+        ) from None
+    lines = text.splitlines()
+    cut_short = bool(text) and not text.endswith("\n")  # a crash can cut only the last line
     records = []
     for number, line in enumerate(lines, start=1):
         try:
-            records.append(BatchRecord.from_json(json.loads(line)))
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise TypeError(f"a JSON {type(data).__name__}, not an object")
+            records.append(BatchRecord.from_json(data))
         except (ValueError, KeyError, TypeError) as exc:
-            if number == len(lines):
+            if number == len(lines) and cut_short:
                 break
             raise UsageError(
                 f"{str(path)!r} line {number} is not a progress record ({exc}); was the file "
@@ -214,8 +224,16 @@ def write_status(folder: Path, status: dict[str, Any]) -> None:
 
 def read_status(folder: Path) -> dict[str, Any] | None:
     """The status a running (or last) pipeline published, or None if there is none."""
+    path = folder / STATUS_FILE
     try:
-        data: dict[str, Any] = json.loads((folder / STATUS_FILE).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
+    except ValueError as exc:  # bad JSON or bad UTF-8
+        data = exc
+    if not isinstance(data, dict):
+        raise MonitoringError(
+            f"{str(path)!r} is not a status file written by streamwarden ({data}); the "
+            "pipeline rewrites it when it starts: delete it, or run the pipeline again"
+        )
     return data
