@@ -73,6 +73,13 @@ def test_yaml_configs_are_accepted(tmp_path):
         ("[validation]\nmax_future_skew = -60\n", "validation.max_future_skew: a duration cannot"),
         ("[sessions]\ngap = inf\n", "sessions.gap: duration inf is too large"),
         ('[sessions]\ngap = "99999999999d"\n', "duration '99999999999d' is too large"),
+        ('[spark]\nmaster = "banana"\n', "spark.master 'banana' is not a Spark master"),
+        ('[spark]\nmaster = "local[0]"\n', "runs no task threads"),
+        ('[spark.conf]\n"spark.driver.memory" = "lots"\n', "'spark.driver.memory' = 'lots'"),
+        (
+            '[spark.conf]\n"spark.sql.streaming.stateStore.rocksdb.maxMemoryUsageMB" = "256MB"\n',
+            "maxMemoryUsageMB' = '256MB': expected a whole number",
+        ),
     ],
 )
 def test_bad_settings_are_rejected_naming_the_setting(tmp_path, extra, expected):

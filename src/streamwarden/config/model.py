@@ -6,8 +6,17 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    model_validator,
+)
 
+from streamwarden.config.spark_settings import check_conf, check_master
 from streamwarden.config.units import format_duration, parse_duration, parse_memory, parse_size
 
 __all__ = [
@@ -199,10 +208,13 @@ class CheckpointConfig(_Strict):
 
 
 class SparkConfig(_Strict):
-    master: str = "local[2]"
+    """Where and how Spark runs. ``master`` and the ``conf`` values streamwarden reads itself
+    are checked at load (:mod:`streamwarden.config.spark_settings`)."""
+
+    master: Annotated[str, AfterValidator(check_master)] = "local[2]"
     shuffle_partitions: int = Field(default=4, ge=1)
     trigger_interval: Duration = timedelta(seconds=5)
-    conf: dict[str, str] = Field(default_factory=dict)
+    conf: Annotated[dict[str, str], AfterValidator(check_conf)] = Field(default_factory=dict)
 
 
 class MonitoringConfig(_Strict):
