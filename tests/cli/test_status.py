@@ -114,6 +114,16 @@ def test_a_stopped_pipeline_says_so_and_keeps_its_last_progress(running_pipeline
     assert "'status-test': stopped" in out and "batch     1 |" in out
 
 
+def test_ctrl_c_stops_the_pipeline_with_one_line_and_exit_code_130(running_pipeline):
+    _, process, _ = running_pipeline
+    stop(process)  # SIGINT, as Ctrl-C in a terminal
+    assert process.stderr is not None
+    err = process.stderr.read().decode()
+    assert process.returncode == 130, err
+    assert "Interrupted; the checkpoint is intact" in err
+    assert "Traceback" not in err and "py4j" not in err.lower()
+
+
 def test_status_of_something_that_is_no_pipeline_is_a_usage_error(tmp_path, capsys):
     assert main(["status", str(tmp_path / "nothing.txt")]) == 2
     assert "neither a pipeline config" in capsys.readouterr().err

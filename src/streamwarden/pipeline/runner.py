@@ -14,6 +14,7 @@ from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import PipelineError
 from streamwarden.pipeline.idle import IdleTicker, write_tick
+from streamwarden.pipeline.interrupt import stop_requested_on_interrupt
 from streamwarden.pipeline.steps import (
     AnyBatchStats,
     OperatorStep,
@@ -184,33 +185,21 @@ class Pipeline:
             ticker = IdleTicker(self.config.idle_timeout)
         seen = -1
         try:
-            while True:
-                finished = _await(query, poll_seconds)
-                for progress in query.recentProgress:
-                    if progress["batchId"] <= seen:
-                        continue
-                    seen = progress["batchId"]
-                    stats = stats_from_progress(self.config, progress)
-                    result.progress.append(progress)
-                    if stats is not None:
-                        result.batches.append(stats)
-                    if on_progress is not None:
-                        on_progress(progress, stats)
-                    if ticker is not None:
-                        ticker.observe(
-                            now_ms(), user_input_rows(progress, self.config), max_event_ms(progress)
-                        )
-                if self.monitor is not None and not finished:
-                    self.monitor.publish_query_status(query)
-                if ticker is not None and (tick := ticker.due_tick(now_ms())) is not None:
-                    write_tick(ticks_dir(self.config), tick)
-                if finished:
-                    break
-        except KeyboardInterrupt:
-            query.stop()
-        except BaseException:
-            query.stop()  # e.g. a progress callback failed: do not leave the query running
+            with stop_requested_on_interrupt() as stop_requested:
+                finished = False
+                while not finished and not stop_requested.is_set():
+                    finished = _await(query, poll_seconds)
+                    seen = self._report(query, seen, result, on_progress, ticker, now_ms)
+                    if self.monitor is not None and not finished:
+                        self.monitor.publish_query_status(query)
+                    if ticker is not None and (tick := ticker.due_tick(now_ms())) is not None:
+                        write_tick(ticks_dir(self.config), tick)
+        except BaseException:  # a second Ctrl-C, or a progress callback failed
+            query.stop()  # do not leave the query running
             raise
+        if not finished:  # Ctrl-C: stopped between two polls, the checkpoint is consistent
+            query.stop()
+            raise KeyboardInterrupt
         exc = query.exception()
         if exc is not None:
             raise PipelineError(
@@ -218,6 +207,32 @@ class Pipeline:
                 "in the Spark log. Fix the cause and run again: it resumes from the checkpoint"
             )
         return result
+
+    def _report(
+        self,
+        query: StreamingQuery,
+        seen: int,
+        result: RunResult,
+        on_progress: ProgressCallback | None,
+        ticker: IdleTicker | None,
+        now_ms: Callable[[], int],
+    ) -> int:
+        """Records the batches completed since batch ``seen``; returns the last one."""
+        for progress in query.recentProgress:
+            if progress["batchId"] <= seen:
+                continue
+            seen = progress["batchId"]
+            stats = stats_from_progress(self.config, progress)
+            result.progress.append(progress)
+            if stats is not None:
+                result.batches.append(stats)
+            if on_progress is not None:
+                on_progress(progress, stats)
+            if ticker is not None:
+                ticker.observe(
+                    now_ms(), user_input_rows(progress, self.config), max_event_ms(progress)
+                )
+        return seen
 
 
 def _await(query: StreamingQuery, seconds: float) -> bool:
