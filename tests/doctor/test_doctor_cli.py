@@ -48,3 +48,16 @@ def test_doctor_plan_builds_the_sessions_query_and_finds_its_watermark(spark, tm
     (tmp_path / "landing").mkdir()
     assert main(["doctor", str(path), "--plan"]) == 0
     assert "no findings" in capsys.readouterr().out
+
+
+def test_a_where_on_an_unknown_column_is_one_message_with_no_java_trace(spark, tmp_path, capfd):
+    from tests.config.test_pattern_config import PATTERN
+
+    path = tmp_path / "p.toml"
+    path.write_text(PATTERN.replace("where = \"url LIKE '/scan/%'\"", 'where = "nosuchcol > 3"', 1))
+    (tmp_path / "landing").mkdir()
+    assert main(["doctor", str(path), "--plan"]) == 2
+    out, err = capfd.readouterr()
+    assert "Error: patterns.stages.0 ('scan'): where = 'nosuchcol > 3'" in err
+    assert "UNRESOLVED_COLUMN" in err  # Spark's reason, in the one message
+    assert "at org.apache.spark" not in out + err and "Py4JJavaError" not in out + err

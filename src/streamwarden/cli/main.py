@@ -80,9 +80,39 @@ def log_to_file(path: Path | None = None) -> logging.FileHandler:
     return handler
 
 
+#: PySpark loggers that print a failed query's whole Java stack trace, as one JSON line, to the
+#: terminal before the exception reaches our handler.
+PYSPARK_QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+class _IntoStreamwardenLog(logging.Handler):
+    """Hands records to the ``streamwarden`` log file (see :func:`log_to_file`)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        logger = logging.getLogger("streamwarden")
+        if not logger.handlers:
+            log_to_file()
+        logger.handle(record)
+
+
+def keep_pyspark_traces_off_the_terminal() -> None:
+    """Sends PySpark's query-error loggers to our log file instead of stderr; the error itself
+    still reaches the user as one message."""
+    from pyspark.logger import PySparkLogger
+
+    for name in PYSPARK_QUERY_LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        for handler in list(logger.handlers):
+            if not isinstance(handler, _IntoStreamwardenLog):
+                logger.removeHandler(handler)
+        if not logger.handlers:
+            logging.Logger.addHandler(logger, _IntoStreamwardenLog())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     warnings.filterwarnings("ignore")  # pyspark's pandas-version notices are not for users
+    keep_pyspark_traces_off_the_terminal()
     try:
         if hasattr(args, "handler"):
             return int(args.handler(args))
