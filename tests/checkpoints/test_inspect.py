@@ -11,7 +11,7 @@ import pytest
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.inspect import inspect_checkpoint
 from streamwarden.checkpoints.render import report_json, report_text
-from streamwarden.errors import NotACheckpointError
+from streamwarden.errors import NotACheckpointError, StateError
 
 GAP_PLUS_LATENESS_MS = 40 * 60_000
 
@@ -166,8 +166,6 @@ def test_an_unreadable_checkpoint_under_a_path_with_spaces_is_named_by_its_own_p
 ):
     import shutil
 
-    from streamwarden.errors import StateError
-
     moved = tmp_path / "checkpoints of the team" / "damaged run"
     shutil.copytree(sessions_checkpoint, moved)
     for stored in (moved / "state" / "0").rglob("*"):
@@ -178,3 +176,26 @@ def test_an_unreadable_checkpoint_under_a_path_with_spaces_is_named_by_its_own_p
     message = str(caught.value)
     assert str(moved) in message  # the path the user gave, not the plain-named link Spark read
     assert "streamwarden-checkpoint-" not in message
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "what"),
+    [
+        ("metadata", b"nope", "not JSON"),
+        ("metadata", b"[]", "a JSON list where an object belongs"),
+        ("offsets/0", b'v1\n{"batchWatermarkMs": \n', "not JSON"),
+        ("offsets/0", b"v1\n{\xff\n", "not UTF-8 text"),
+    ],
+)
+def test_a_damaged_checkpoint_log_file_is_named_with_what_to_do(tmp_path, file, content, what):
+    checkpoint = tmp_path / "checkpoint"
+    (checkpoint / "offsets").mkdir(parents=True)
+    (checkpoint / "metadata").write_text('{"id": "q"}')
+    (checkpoint / "offsets" / "0").write_text('v1\n{"batchWatermarkMs": 0}\n')
+    (checkpoint / file).write_bytes(content)
+    files = CheckpointFiles(checkpoint)
+    with pytest.raises(StateError) as caught:
+        files.query_id() if file == "metadata" else files.offset_metadata(0)
+    message = str(caught.value)
+    assert f"checkpoint file {str(checkpoint / file)!r} is damaged ({what}" in message
+    assert "restore it from a copy" in message

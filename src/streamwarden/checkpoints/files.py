@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamwarden.errors import NotACheckpointError
+from streamwarden.errors import NotACheckpointError, StateError
 
 __all__ = ["BatchFiles", "CheckpointFiles", "PartitionDisk"]
 
@@ -79,7 +79,7 @@ class CheckpointFiles:
         meta = self.path / "metadata"
         if not meta.is_file():
             return None
-        return str(json.loads(meta.read_text(encoding="utf-8") or "{}").get("id")) or None
+        return str(_json_object(meta, _text(meta) or "{}").get("id")) or None
 
     def offset_batches(self) -> list[int]:
         return _numbered(self.path / "offsets")
@@ -93,12 +93,10 @@ class CheckpointFiles:
 
     def offset_metadata(self, batch_id: int) -> dict[str, Any]:
         """The JSON line of ``offsets/N`` that carries the watermark and the SQL conf."""
-        lines = (self.path / "offsets" / str(batch_id)).read_text(encoding="utf-8").splitlines()
-        return dict(json.loads(lines[1])) if len(lines) > 1 and lines[1].startswith("{") else {}
+        return _metadata_line(self.path / "offsets" / str(batch_id))
 
     def commit_metadata(self, batch_id: int) -> dict[str, Any]:
-        lines = (self.path / "commits" / str(batch_id)).read_text(encoding="utf-8").splitlines()
-        return dict(json.loads(lines[1])) if len(lines) > 1 and lines[1].startswith("{") else {}
+        return _metadata_line(self.path / "commits" / str(batch_id))
 
     def watermark_ms(self) -> int:
         """The event-time watermark the next batch starts from (0 if none was ever set)."""
@@ -208,7 +206,9 @@ def _new_sst_bytes(snapshot: Path, sst_dir: Path, seen: set[str]) -> int:
             meta_lines = zf.read("metadata").decode("utf-8").splitlines()
     except (KeyError, zipfile.BadZipFile, OSError):
         return 0
-    listed = json.loads(meta_lines[1]).get("sstFiles", []) if len(meta_lines) > 1 else []
+    listed = (
+        _json_object(snapshot, meta_lines[1]).get("sstFiles", []) if len(meta_lines) > 1 else []
+    )
     total = 0
     for sst in listed:
         name = str(sst.get("dfsSstFileName", ""))
@@ -217,6 +217,36 @@ def _new_sst_bytes(snapshot: Path, sst_dir: Path, seen: set[str]) -> int:
             on_disk = sst_dir / name
             total += on_disk.stat().st_size if on_disk.is_file() else int(sst.get("sizeBytes", 0))
     return total
+
+
+def _metadata_line(log_file: Path) -> dict[str, Any]:
+    """The JSON object on the second line of an offset or commit log file, or {} if none."""
+    lines = _text(log_file).splitlines()
+    return _json_object(log_file, lines[1]) if len(lines) > 1 and lines[1].startswith("{") else {}
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise _damaged(path, "not UTF-8 text") from None
+
+
+def _json_object(path: Path, text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise _damaged(path, f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise _damaged(path, f"a JSON {type(data).__name__} where an object belongs")
+    return data
+
+
+def _damaged(path: Path, what: str) -> StateError:
+    return StateError(
+        f"checkpoint file {str(path)!r} is damaged ({what}); Spark cannot restart from this "
+        "checkpoint either: restore it from a copy, or start the pipeline on a new checkpoint"
+    )
 
 
 def _numbered(folder: Path) -> list[int]:
