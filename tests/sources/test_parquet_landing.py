@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from streamwarden.errors import SourceError
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account
 from tests.support import minutes, pipeline_config
@@ -26,3 +29,14 @@ def test_parquet_records_are_sessionized_and_bad_ones_dead_lettered(spark, workd
     accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 4)
     assert accounting.balanced, accounting.describe()
     assert (accounting.sessions, accounting.dead_letters) == (2, {"page_number_out_of_range": 1})
+
+
+def test_a_first_file_that_is_not_parquet_is_a_source_error_naming_it(spark, workdir):
+    (workdir / "landing").mkdir()
+    (workdir / "landing" / "x.parquet").write_text("not parquet")
+    config = pipeline_config(workdir, source={"format": "parquet"})
+    with pytest.raises(SourceError) as caught:
+        Pipeline(config, spark).run(once=True)
+    message = str(caught.value)
+    assert f"cannot read the schema of {str(workdir / 'landing' / 'x.parquet')!r}" in message
+    assert "is not a Parquet file" in message and "replace or remove that file" in message

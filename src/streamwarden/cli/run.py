@@ -28,8 +28,9 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
     if doctor:
         preflight(config, config_path)
     if not config.source.path.is_dir():
+        state = "is a file, not a folder" if config.source.path.exists() else "does not exist"
         raise SourceError(
-            f"landing directory {str(config.source.path)!r} does not exist; create it or fix "
+            f"landing directory {str(config.source.path)!r} {state}; create it or fix "
             f"source.path in {str(config_path)!r}"
         )
     log_file = config.checkpoint.path.parent / f"{config.name}.log"

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from streamwarden.config.model import SourceConfig
 from streamwarden.errors import SourceError
+from streamwarden.spark.jvm import java_message
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -51,4 +52,11 @@ def _parquet_schema(spark: SparkSession, path: Path) -> StructType:
             f"landing directory {str(path)!r} holds no .parquet file yet, and a Parquet stream "
             "needs one to learn the schema; drop a first file there or use format = 'jsonl'"
         )
-    return spark.read.parquet(str(files[0])).schema
+    try:
+        return spark.read.parquet(str(files[0])).schema
+    except Exception as exc:
+        raise SourceError(
+            f"cannot read the schema of {str(files[0])!r}, the first Parquet file of the landing "
+            f"directory: {java_message(exc)}; replace or remove that file (a Parquet source "
+            "must hold Parquet files only)"
+        ) from None
