@@ -33,9 +33,43 @@ def status_command(target: Path, *, threads: bool = False) -> int:
 
 def format_status(status: PipelineStatus) -> str:
     p = status.published
+    alive = p.get("state") in ("starting", "running")
+    ui = f", UI {p.get('ui_url') or 'off'}" if alive else ""
     lines = [
         f"pipeline {p.get('query')!r}: {p.get('state')} (pid {p.get('pid')}, Spark app "
-        f"{p.get('app_id')}, UI {p.get('ui_url') or 'off'})",
+        f"{p.get('app_id')}{ui})"
+    ]
+    if alive:
+        lines += _live(status)
+    else:  # what the process published last is history: no live endpoints, no current work
+        lines.append(f"progress log: {p.get('progress_log')}")
+        lines.append(f"last completed batch: {p.get('last_batch', 'none')}")
+    lines.append("recent batches:")
+    for r in status.recent:
+        s = r.summary
+        lines.append(
+            f"  batch {s.batch_id:>5} | in {s.input_rows:>8,} | {s.batch_duration_ms / 1000:6.1f}s "
+            f"| state rows {s.state_rows:>9,} | findings {len(r.findings)}"
+        )
+    for executor, threads in status.threads.items():
+        lines.append(f"threads of executor {executor}:")
+        for t in threads:
+            lines.append(f'  "{t.get("threadName")}" {t.get("threadState")}')
+            lines.extend(f"      at {frame}" for frame in _frames(t)[:12])
+    return "\n".join(lines)
+
+
+def _frames(thread: dict[str, Any]) -> list[str]:
+    trace = thread.get("stackTrace") or []
+    if isinstance(trace, dict):
+        trace = trace.get("elems", [])
+    return [str(f).strip() for f in trace]
+
+
+def _live(status: PipelineStatus) -> list[str]:
+    """What a running pipeline is doing now: endpoints, query status, jobs, slowest task."""
+    p = status.published
+    lines = [
         f"metrics: {p.get('prometheus_url') or 'off'}   progress log: {p.get('progress_log')}",
     ]
     query_status = p.get("query_status") or {}
@@ -65,23 +99,4 @@ def format_status(status: PipelineStatus) -> str:
         f"{task.stage_id} ({task.stage_name}) on executor {task.executor}, running for "
         f"{task.running_ms / 1000:.1f}s"
     )
-    lines.append("recent batches:")
-    for r in status.recent:
-        s = r.summary
-        lines.append(
-            f"  batch {s.batch_id:>5} | in {s.input_rows:>8,} | {s.batch_duration_ms / 1000:6.1f}s "
-            f"| state rows {s.state_rows:>9,} | findings {len(r.findings)}"
-        )
-    for executor, threads in status.threads.items():
-        lines.append(f"threads of executor {executor}:")
-        for t in threads:
-            lines.append(f'  "{t.get("threadName")}" {t.get("threadState")}')
-            lines.extend(f"      at {frame}" for frame in _frames(t)[:12])
-    return "\n".join(lines)
-
-
-def _frames(thread: dict[str, Any]) -> list[str]:
-    trace = thread.get("stackTrace") or []
-    if isinstance(trace, dict):
-        trace = trace.get("elems", [])
-    return [str(f).strip() for f in trace]
+    return lines
