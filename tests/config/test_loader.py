@@ -114,3 +114,9 @@ def test_a_config_file_that_is_not_utf8_is_rejected_saying_so(tmp_path):
     path.write_bytes(MINIMAL.encode() + b'name = "\xff\xfe"\n')
     with pytest.raises(ConfigError, match="is not UTF-8 text"):
         load_config(path)
+
+
+def test_a_bad_value_is_shown_once(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, MINIMAL + "[sessions]\ngap = true\n"))
+    assert str(caught.value).count("got True") == 1

@@ -82,9 +82,10 @@ def _describe(err: Any) -> str:
     if kind == "missing":
         return f"{where}: required setting is missing"
     message = str(err["msg"]).removeprefix("Value error, ")
-    if isinstance(err.get("input"), dict):  # a whole section's check: its message says it all
+    shown = f"got {err.get('input')!r}"
+    if isinstance(err.get("input"), dict) or shown in message:  # the message says it all
         return f"{where}: {message}"
-    return f"{where}: {message} (got {err.get('input')!r})"
+    return f"{where}: {message} ({shown})"
 
 
 _PATH_KEYS = {
