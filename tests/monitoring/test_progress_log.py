@@ -9,6 +9,7 @@ from streamwarden.errors import MonitoringError, UsageError
 from streamwarden.monitoring.progress_log import (
     BatchRecord,
     ProgressLog,
+    has_progress_log,
     read_progress_log,
     read_status,
 )
@@ -111,3 +112,12 @@ def test_a_damaged_status_file_is_an_error_saying_what_to_do(tmp_path: Path, con
     (tmp_path / "status.json").write_bytes(content)
     with pytest.raises(MonitoringError, match="not a status file written by streamwarden"):
         read_status(tmp_path)
+
+
+def test_a_log_whose_current_file_was_just_rotated_away_is_still_found(tmp_path: Path) -> None:
+    size = line_bytes(tmp_path)
+    log = ProgressLog(tmp_path / "p" / "progress.jsonl", max_bytes=size, keep=1)
+    log.append(record(0))  # rotated at once: only progress.1.jsonl is left
+    assert not log.path.exists()
+    assert has_progress_log(log.path.parent)
+    assert batch_ids(read_progress_log(log.path.parent, last=5)) == [0]

@@ -9,13 +9,24 @@ from collections.abc import Callable, Mapping
 
 from streamwarden.config.units import parse_memory
 
-__all__ = ["check_conf", "check_master"]
+__all__ = ["check_conf", "check_master", "local_threads"]
 
 _MASTER = re.compile(
     r"^(local(\[(?P<threads>\d+|\*)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]"
     r"|spark://.+|k8s://.+|yarn)$"
 )
 _ROCKSDB = "spark.sql.streaming.stateStore.rocksdb."
+
+
+def local_threads(master: str) -> str | None:
+    """The task threads of a ``local`` master: ``"N"``, ``"*"``, ``"1"`` for plain ``local``;
+    None for a cluster master."""
+    match = _MASTER.match(master.replace(" ", ""))
+    if match is None:
+        return None
+    if match.group("threads"):
+        return match.group("threads")
+    return "1" if match.group(0) == "local" else None
 
 
 def check_master(master: str) -> str:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Callable
 from datetime import timedelta
 
 from streamwarden.config.model import PipelineConfig
+from streamwarden.config.spark_settings import local_threads
 from streamwarden.config.units import format_duration
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.doctor.memory import MIB, process_memory
@@ -32,7 +32,6 @@ LONG_HORIZON = timedelta(days=1)
 _PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 _CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 _NO_DATA = "spark.sql.streaming.noDataMicroBatches.enabled"
-_LOCAL = re.compile(r"^local(?:\[(\d+|\*)(?:,\d+)?\])?$")
 
 
 def diagnose(config: PipelineConfig) -> list[Finding]:
@@ -49,12 +48,10 @@ def task_cores(config: PipelineConfig) -> int | None:
     """Task slots: ``resources.cores``, else from a ``local[N]`` master; None if unknown."""
     if config.resources.cores is not None:
         return config.resources.cores
-    match = _LOCAL.match(config.spark.master.replace(" ", ""))
-    if match is None:
+    threads = local_threads(config.spark.master)
+    if threads is None:
         return None
-    if match.group(1) == "*":
-        return os.cpu_count() or 1
-    return int(match.group(1) or 1)
+    return (os.cpu_count() or 1) if threads == "*" else int(threads)
 
 
 def check_memory(config: PipelineConfig) -> list[Finding]:

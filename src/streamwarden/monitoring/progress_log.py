@@ -28,6 +28,7 @@ from streamwarden.monitoring.summary import BatchSummary
 __all__ = [
     "BatchRecord",
     "ProgressLog",
+    "has_progress_log",
     "progress_dir",
     "read_progress_log",
     "read_status",
@@ -115,28 +116,22 @@ class ProgressLog:
             self._rotate()
 
     def _rotate(self) -> None:
-        rotated = _rotated_files(self.path, self.keep)
-        beyond = self.path.with_name(f"{self.path.stem}.{self.keep + 1}{self.path.suffix}")
-        while beyond.exists():  # left by a run with a larger ``keep``
-            beyond.unlink()
-            beyond = _next_number(beyond)
-        for older, newer in reversed(list(zip(rotated[1:], rotated, strict=False))):
-            if newer.exists():
-                newer.replace(older)
-        if rotated:
-            self.path.replace(rotated[0])
+        stale = self.keep + 1  # the oldest kept file's successor, and any left by a larger keep
+        while _numbered(self.path, stale).exists():
+            _numbered(self.path, stale).unlink()
+            stale += 1
+        for n in range(self.keep, 1, -1):  # .keep-1 -> .keep, ..., .1 -> .2
+            if _numbered(self.path, n - 1).exists():
+                _numbered(self.path, n - 1).replace(_numbered(self.path, n))
+        if self.keep:
+            self.path.replace(_numbered(self.path, 1))
         else:
             self.path.unlink()
 
 
-def _rotated_files(current: Path, count: int) -> list[Path]:
-    """``progress.1.jsonl`` .. ``progress.COUNT.jsonl`` beside ``current``, newest first."""
-    return [current.with_name(f"{current.stem}.{n}{current.suffix}") for n in range(1, count + 1)]
-
-
-def _next_number(rotated: Path) -> Path:
-    stem, number = rotated.stem.rsplit(".", 1)
-    return rotated.with_name(f"{stem}.{int(number) + 1}{rotated.suffix}")
+def _numbered(current: Path, n: int) -> Path:
+    """``progress.N.jsonl`` beside ``progress.jsonl``: the Nth newest rotated file."""
+    return current.with_name(f"{current.stem}.{n}{current.suffix}")
 
 
 def _cut_partial_line(path: Path, chunk: int = 64 * 1024) -> None:
@@ -160,11 +155,14 @@ def _cut_partial_line(path: Path, chunk: int = 64 * 1024) -> None:
 def _log_files(path: Path) -> list[Path]:
     """The files of the log whose current file is ``path``, oldest first."""
     rotated: list[Path] = []
-    candidate = path.with_name(f"{path.stem}.1{path.suffix}")
-    while candidate.is_file():
-        rotated.append(candidate)
-        candidate = _next_number(candidate)
+    while _numbered(path, len(rotated) + 1).is_file():
+        rotated.append(_numbered(path, len(rotated) + 1))
     return [*reversed(rotated), *([path] if path.is_file() else [])]
+
+
+def has_progress_log(folder: Path) -> bool:
+    """Whether ``folder`` holds a progress log (its current file may be rotated away)."""
+    return bool(_log_files(folder / PROGRESS_FILE))
 
 
 def read_progress_log(path: Path, *, last: int | None = None) -> list[BatchRecord]:
@@ -230,10 +228,14 @@ def read_status(folder: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except ValueError as exc:  # bad JSON or bad UTF-8
-        data = exc
+        raise _not_a_status_file(path, str(exc)) from None
     if not isinstance(data, dict):
-        raise MonitoringError(
-            f"{str(path)!r} is not a status file written by streamwarden ({data}); the "
-            "pipeline rewrites it when it starts: delete it, or run the pipeline again"
-        )
+        raise _not_a_status_file(path, f"a JSON {type(data).__name__}, not an object")
     return data
+
+
+def _not_a_status_file(path: Path, what: str) -> MonitoringError:
+    return MonitoringError(
+        f"{str(path)!r} is not a status file written by streamwarden ({what}); the pipeline "
+        "rewrites it when it starts: delete it, or run the pipeline again"
+    )

@@ -22,8 +22,8 @@ from typing import Any
 
 from streamwarden.errors import MonitoringError, UsageError
 from streamwarden.monitoring.progress_log import (
-    PROGRESS_FILE,
     BatchRecord,
+    has_progress_log,
     progress_dir,
     read_progress_log,
     read_status,
@@ -89,7 +89,7 @@ def collect_status(folder: Path, *, threads: bool = False, recent: int = 5) -> P
             "enabled? It is written when `streamwarden run` starts the query"
         )
     status = PipelineStatus(published)
-    if (folder / PROGRESS_FILE).is_file():
+    if has_progress_log(folder):
         status.recent = read_progress_log(folder, last=recent)
     if published.get("state") not in ("starting", "running"):
         return status
