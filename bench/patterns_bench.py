@@ -152,6 +152,8 @@ def main() -> None:
         "--jfr", type=Path, help="record a Java Flight Recording of the Spark JVM into this file"
     )
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
 
     path = dataset(args.events, args.users, args.files)
     work = HERE / "out" / "work-patterns"
@@ -161,8 +163,6 @@ def main() -> None:
         shuffle_partitions=args.shuffle_partitions,
         extra_conf={"spark.driver.memory": "6g", **jfr_conf(args.jfr)},
     )
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
     fpt = args.files_per_trigger
     runs: list[Measured] = []
     for n in range(1, args.rounds + 1):
