@@ -52,6 +52,34 @@ def test_durations_and_sizes_are_read_in_human_units(tmp_path):
     assert config.sessions.max_session_bytes == 2 * 1024 * 1024
 
 
+@pytest.mark.parametrize(
+    ("written", "size"),
+    [
+        ("100", 100),
+        ("4MB", 4_000_000),  # SI units are decimal
+        ("64KiB", 64 * 1024),  # IEC units are binary
+        ("64k", 64 * 1024),  # as Spark and the JVM write sizes: binary
+        ("2m", 2 * 1024 * 1024),
+        ("1.5 kb", 1500),
+    ],
+)
+def test_every_size_setting_reads_the_same_units(tmp_path, written, size):
+    text = MINIMAL + f'[sessions]\nmax_session_bytes = "{written}"\n'
+    text += f'[monitoring]\nprogress_log_max_size = "{written}"\n' if size >= 4096 else ""
+    config = load_config(write(tmp_path, text))
+    assert config.sessions.max_session_bytes == size
+    if size >= 4096:
+        assert config.monitoring.progress_log_max_size == size
+
+
+def test_a_value_out_of_range_is_shown_as_written_and_as_read(tmp_path):
+    text = MINIMAL + '[monitoring]\nprogress_log_max_size = "1k"\n'
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text))
+    assert "progress_log_max_size" in str(caught.value)
+    assert "greater than or equal to 4096 (got '1k', read as 1024)" in str(caught.value)
+
+
 def test_yaml_configs_are_accepted(tmp_path):
     text = (
         "source: {path: landing}\n"

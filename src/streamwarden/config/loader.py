@@ -52,7 +52,7 @@ def parse_config(data: dict[str, Any], *, origin: str = "<config>") -> PipelineC
     try:
         config = PipelineConfig.model_validate(data)
     except ValidationError as exc:
-        problems = [_describe(err) for err in exc.errors()]
+        problems = [_describe(err, data) for err in exc.errors()]
         raise ConfigError(
             f"config {origin!r} is invalid:\n" + "\n".join(f"  - {p}" for p in problems)
         ) from None
@@ -74,7 +74,7 @@ def _check_pattern_structure(config: PipelineConfig, origin: str) -> None:
         raise ConfigError(f"config {origin!r} is invalid:\n  - {exc}") from None
 
 
-def _describe(err: Any) -> str:
+def _describe(err: Any, data: dict[str, Any]) -> str:
     where = ".".join(str(part) for part in err["loc"]) or "(top level)"
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -85,7 +85,20 @@ def _describe(err: Any) -> str:
     shown = f"got {err.get('input')!r}"
     if isinstance(err.get("input"), dict) or shown in message:  # the message says it all
         return f"{where}: {message}"
+    written = _written_value(data, err["loc"])
+    if isinstance(written, str) and written.strip() != str(err.get("input")):  # "1k" -> 1024
+        shown = f"got {written!r}, read as {err.get('input')!r}"
     return f"{where}: {message} ({shown})"
+
+
+def _written_value(data: dict[str, Any], loc: tuple[Any, ...]) -> Any:
+    """The value as the user wrote it at ``loc``, before any parsing; None if not found."""
+    node: Any = data
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
 _PATH_KEYS = {

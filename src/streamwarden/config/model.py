@@ -229,7 +229,7 @@ class MonitoringConfig(_Strict):
 
     enabled: bool = True
     progress_log: bool = True
-    progress_log_max_size: Memory = Field(default=64 * 1024 * 1024, ge=4096)
+    progress_log_max_size: Size = Field(default=64 * 1024 * 1024, ge=4096)
     progress_log_keep: int = Field(default=4, ge=0)
     prometheus_host: str = "127.0.0.1"
     prometheus_port: int | None = Field(default=0, ge=0, le=65535)

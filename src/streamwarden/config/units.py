@@ -16,9 +16,13 @@ _DURATION_UNITS = {
     "h": timedelta(hours=1),
     "d": timedelta(days=1),
 }
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b|[kmgt]|b)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {
     "b": 1,
+    "k": 2**10,
+    "m": 2**20,
+    "g": 2**30,
+    "t": 2**40,
     "kb": 10**3,
     "mb": 10**6,
     "gb": 10**9,
@@ -88,7 +92,8 @@ def format_duration(value: timedelta) -> str:
 
 
 def parse_size(value: object) -> int:
-    """Reads ``"4MB"``, ``"64KiB"``, ``"100b"`` or a plain number of bytes."""
+    """Reads a number of bytes: ``"4MB"`` (SI, 4,000,000), ``"64KiB"`` (binary), ``"64m"`` (binary,
+    as Spark and the JVM write sizes), ``"100b"`` or a plain number."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -96,4 +101,6 @@ def parse_size(value: object) -> int:
         if match:
             number, unit = match.groups()
             return int(float(number) * _SIZE_UNITS[(unit or "b").lower()])
-    raise ValueError(f"expected a size such as '4MB', '64KiB' or a number of bytes, got {value!r}")
+    raise ValueError(
+        f"expected a size such as '4MB', '64KiB', '64m' or a number of bytes, got {value!r}"
+    )
