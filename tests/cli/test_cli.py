@@ -6,6 +6,7 @@ import pytest
 
 from streamwarden.cli.main import main
 from tests.config.test_loader import MINIMAL
+from tests.config.test_pattern_config import PATTERN
 
 
 def test_a_bad_config_exits_2_with_one_error_line(tmp_path, capsys):
@@ -30,6 +31,21 @@ def test_a_missing_landing_directory_is_a_runtime_error_naming_it(tmp_path, caps
     assert main(["run", str(path), "--once"]) == 1
     err = capsys.readouterr().err
     assert "landing directory" in err and str(tmp_path / "landing") in err
+
+
+@pytest.mark.spark
+def test_a_pattern_condition_that_is_not_sql_fails_before_anything_is_announced(
+    spark, tmp_path, capsys
+):
+    path = tmp_path / "p.toml"
+    path.write_text(
+        PATTERN.replace("where = \"url LIKE '/scan/%'\"\nprevious", 'where = "url LIKE"\nprevious')
+    )
+    (tmp_path / "landing").mkdir()
+    assert main(["run", str(path), "--once", "--skip-doctor"]) == 2
+    captured = capsys.readouterr()
+    assert "patterns.stages.1 ('other')" in captured.err
+    assert "running" not in captured.out  # the pipeline never ran: nothing says it does
 
 
 def test_an_unknown_command_exits_2():

@@ -16,6 +16,7 @@ from streamwarden.spark.logs import file_logging_conf
 from streamwarden.spark.session import build_spark_session
 
 if TYPE_CHECKING:
+    from streamwarden.config.model import PipelineConfig
     from streamwarden.monitoring import QueryMonitor
 
 __all__ = ["run_command"]
@@ -41,25 +42,29 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
         shuffle_partitions=config.spark.shuffle_partitions,
         extra_conf={**file_logging_conf(log_file), **config.spark.conf},
     )
+    printer = ProgressPrinter(operator=config.operator)
+    Pipeline(config, spark).run(
+        once=once, drain=drain, on_progress=printer, on_start=_announce(config, config_path)
+    )
+    return 0
+
+
+def _announce(config: PipelineConfig, config_path: Path) -> Callable[[QueryMonitor | None], None]:
+    """Prints what runs once the query has started, so that a pipeline that cannot start (a
+    bad pattern condition, say) shows only its error."""
+    log_file = config.checkpoint.path.parent / f"{config.name}.log"
     outputs = ", ".join(
         str(sink.path)
         for sink in (config.sinks.sessions, config.sinks.matches, config.sinks.timeouts)
         if sink is not None
     )
-    print(
-        f"running {config.name!r} ({config.operator}): {config.source.path} -> {outputs} "
-        f"(Spark log: {log_file})",
-        flush=True,
-    )
-    printer = ProgressPrinter(operator=config.operator)
-    Pipeline(config, spark).run(
-        once=once, drain=drain, on_progress=printer, on_start=_announce(config_path)
-    )
-    return 0
 
-
-def _announce(config_path: Path) -> Callable[[QueryMonitor | None], None]:
     def announce(monitor: QueryMonitor | None) -> None:
+        print(
+            f"running {config.name!r} ({config.operator}): {config.source.path} -> {outputs} "
+            f"(Spark log: {log_file})",
+            flush=True,
+        )
         if monitor is None:
             return
         metrics = monitor.exporter.url if monitor.exporter else "off"

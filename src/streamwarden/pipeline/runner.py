@@ -124,17 +124,20 @@ class Pipeline:
 
         With ``monitoring.enabled``, a :class:`~streamwarden.monitoring.QueryMonitor` watches
         every batch (progress log, Prometheus, alarms) for the whole run; ``on_start`` receives
-        it (or None) once it is serving. The checkpoint's run lock is held throughout, so
+        it (or None) once the query has started. The checkpoint's run lock is held throughout, so
         offline tools refuse to change it and a second run on the same checkpoint fails at once
         instead of corrupting it.
         """
         with hold_checkpoint(self.config.checkpoint.path, f"pipeline {self.config.name!r}"):
             self.monitor = self._start_monitor()
             try:
-                if on_start is not None:
-                    on_start(self.monitor)
+                monitor = self.monitor
                 result = self._run(
-                    once=once, on_progress=on_progress, poll_seconds=poll_seconds, now_ms=now_ms
+                    once=once,
+                    on_progress=on_progress,
+                    poll_seconds=poll_seconds,
+                    now_ms=now_ms,
+                    on_started=None if on_start is None else lambda: on_start(monitor),
                 )
                 if drain and once:
                     write_tick(ticks_dir(self.config), self._drain_tick(result))
@@ -177,6 +180,7 @@ class Pipeline:
         on_progress: ProgressCallback | None,
         poll_seconds: float,
         now_ms: Callable[[], int],
+        on_started: Callable[[], None] | None = None,
     ) -> RunResult:
         result = RunResult()
         query = self.start(once=once)
@@ -185,6 +189,8 @@ class Pipeline:
             ticker = IdleTicker(self.config.idle_timeout)
         seen = -1
         try:
+            if on_started is not None:
+                on_started()
             with stop_requested_on_interrupt() as stop_requested:
                 finished = False
                 while not finished and not stop_requested.is_set():
