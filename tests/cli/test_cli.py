@@ -48,6 +48,16 @@ def test_a_pattern_condition_that_is_not_sql_fails_before_anything_is_announced(
     assert "running" not in captured.out  # the pipeline never ran: nothing says it does
 
 
+@pytest.mark.parametrize("command", [["run", "p.toml"], ["inspect", "checkpoint"]])
+def test_an_unknown_option_is_reported_with_the_usage_of_its_command(command, capsys):
+    with pytest.raises(SystemExit) as caught:
+        main([*command, "--bogus"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: streamwarden {command[0]} [-h]")
+    assert "unrecognized arguments: --bogus" in err
+
+
 def test_an_unknown_command_exits_2():
     with pytest.raises(SystemExit) as caught:
         main(["bogus"])

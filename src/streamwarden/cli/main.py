@@ -62,7 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
         module.register(commands)  # each sets its own handler
     demo.add_argument("--actors", type=at_least(0), default=40, help="scanning actors (patterns)")
     demo.add_argument("--batches", type=at_least(1), default=30, help="input files = micro-batches")
+    parser.set_defaults(command_parsers=commands.choices)
     return parser
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    """Parses the command line. An argument the command does not know is reported with that
+    command's usage (argparse would show the top-level one, which lists no options)."""
+    args, unknown = build_parser().parse_known_args(argv)
+    if unknown:
+        args.command_parsers[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
 
 def log_to_file(path: Path | None = None) -> logging.FileHandler:
@@ -110,7 +120,7 @@ def keep_pyspark_traces_off_the_terminal() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     warnings.filterwarnings("ignore")  # pyspark's pandas-version notices are not for users
     keep_pyspark_traces_off_the_terminal()
     try:
