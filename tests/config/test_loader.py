@@ -80,6 +80,59 @@ def test_a_value_out_of_range_is_shown_as_written_and_as_read(tmp_path):
     assert "greater than or equal to 4096 (got '1k', read as 1024)" in str(caught.value)
 
 
+def test_durations_read_min_as_minutes(tmp_path):
+    config = load_config(write(tmp_path, MINIMAL + '[sessions]\ngap = "5min"\n'))
+    assert config.sessions.gap == timedelta(minutes=5)
+
+
+@pytest.mark.parametrize("off", ['"off"', '"OFF"'])
+def test_settings_that_can_be_turned_off_are_turned_off_with_off(tmp_path, off):
+    text = MINIMAL + (
+        f"[validation]\nmax_future_skew = {off}\n"
+        f"[sessions]\nidle_timeout = {off}\nslow_key_threshold = {off}\n"
+        f"[monitoring]\nprometheus_port = {off}\nslow_batch_threshold = {off}\n"
+    )
+    config = load_config(write(tmp_path, text))
+    assert config.validation.max_future_skew is None
+    assert config.sessions.idle_timeout is None and config.sessions.slow_key_threshold is None
+    assert config.monitoring.prometheus_port is None
+    assert config.monitoring.slow_batch_threshold is None
+
+
+def test_a_setting_left_out_keeps_its_default_rather_than_turning_off(tmp_path):
+    config = load_config(write(tmp_path, MINIMAL))
+    assert config.sessions.idle_timeout == timedelta(minutes=5)
+    assert config.monitoring.prometheus_port == 0  # a free port: the endpoint is on
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ('[sessions]\ncollect_urls = "yes"\n', "sessions.collect_urls"),
+        ('[monitoring]\nenabled = "no"\n', "monitoring.enabled"),
+        ('[spark]\nshuffle_partitions = "4"\n', "spark.shuffle_partitions"),
+        ("[validation]\nmax_pages = 3.0\n", "validation.max_pages"),
+        ("[monitoring]\nprometheus_port = false\n", "monitoring.prometheus_port"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_not_converted(tmp_path, extra, named):
+    with pytest.raises(ConfigError, match=named.replace(".", r"\.")):
+        load_config(write(tmp_path, MINIMAL + extra))
+
+
+def test_spark_settings_may_be_numbers_or_booleans_and_reach_spark_as_text(tmp_path):
+    text = (
+        MINIMAL + '[spark.conf]\n"spark.sql.shuffle.partitions" = 4\n"spark.ui.enabled" = false\n'
+    )
+    conf = load_config(write(tmp_path, text)).spark.conf
+    assert conf == {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}
+
+
+def test_keep_payload_which_never_did_anything_is_refused_as_unknown(tmp_path):
+    with pytest.raises(ConfigError, match=r"validation\.keep_payload: unknown setting"):
+        load_config(write(tmp_path, MINIMAL + "[validation]\nkeep_payload = true\n"))
+
+
 def test_yaml_configs_are_accepted(tmp_path):
     text = (
         "source: {path: landing}\n"

@@ -9,6 +9,7 @@ import pytest
 
 from streamwarden.config import load_config
 from streamwarden.doctor import Severity, diagnose
+from streamwarden.errors import ConfigError
 from tests.support import pipeline_config
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sessions.toml"
@@ -156,3 +157,9 @@ def test_memory_findings_show_the_parts_that_add_up():
 def test_container_memory_reads_spark_and_kubernetes_units():
     for text in ("4g", "4G", "4096m", "4Gi", "4GiB"):
         assert config(resources={"container_memory": text}).resources.container_memory == 4 * 2**30
+
+
+@pytest.mark.parametrize("bare", [4096, "4096"])
+def test_container_memory_without_a_unit_is_refused_as_ambiguous(bare):
+    with pytest.raises(ConfigError, match="container_memory needs a unit"):
+        config(resources={"container_memory": bare})

@@ -17,7 +17,14 @@ from pydantic import (
 )
 
 from streamwarden.config.spark_settings import check_conf, check_master
-from streamwarden.config.units import format_duration, parse_duration, parse_memory, parse_size
+from streamwarden.config.units import (
+    OFF,
+    format_duration,
+    off_or,
+    parse_duration,
+    parse_memory,
+    parse_size,
+)
 
 __all__ = [
     "CheckpointConfig",
@@ -42,10 +49,43 @@ Duration = Annotated[
 ]
 Size = Annotated[int, BeforeValidator(parse_size)]
 Memory = Annotated[int, BeforeValidator(parse_memory)]
+#: A duration that ``"off"`` (or YAML's null) turns off.
+OptionalDuration = Annotated[
+    timedelta | None,
+    BeforeValidator(off_or(parse_duration)),
+    PlainSerializer(lambda v: OFF if v is None else format_duration(v), return_type=str),
+]
+#: A file system path; given as text in a config file.
+ConfigPath = Annotated[Path, Field(strict=False)]
+
+
+def _container_memory(value: object) -> int | None:
+    """Like a memory setting, but a unit is required: a bare 4096 is bytes to Kubernetes and
+    MiB to Spark, so nobody can tell which was meant."""
+    if value is None:
+        return None
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+        raise ValueError(f"container_memory needs a unit, such as '4g' or '4096m', got {value!r}")
+    return parse_memory(value)
+
+
+def _spark_conf_values(value: object) -> object:
+    """Spark reads every setting as text; numbers and booleans are written as Spark would."""
+    if not isinstance(value, dict):
+        return value
+    return {
+        k: ("true" if v else "false")
+        if isinstance(v, bool)
+        else str(v)
+        if isinstance(v, int | float)
+        else v
+        for k, v in value.items()
+    }
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: "yes" is not a boolean, nor "4" a number; paths, durations and sizes are parsed.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class FieldNames(_Strict):
@@ -61,7 +101,7 @@ class SourceConfig(_Strict):
     """A landing directory that producers drop JSON-lines or Parquet files into."""
 
     kind: Literal["files"] = "files"
-    path: Path
+    path: ConfigPath
     format: Literal["jsonl", "parquet"] = "jsonl"
     max_files_per_trigger: int | None = Field(default=None, ge=1)
 
@@ -72,8 +112,7 @@ class ValidationConfig(_Strict):
     max_pages: int = Field(default=300, ge=1)
     max_record_bytes: Size = Field(default=64 * 1024, ge=16)
     max_user_id_length: int = Field(default=256, ge=1)
-    max_future_skew: Duration | None = timedelta(hours=1)
-    keep_payload: bool = False
+    max_future_skew: OptionalDuration = timedelta(hours=1)
 
 
 class SessionsConfig(_Strict):
@@ -84,15 +123,15 @@ class SessionsConfig(_Strict):
     max_out_of_orderness: Duration = timedelta(minutes=1)
     max_session_bytes: Size = Field(default=4 * 1000 * 1000, ge=1)
     collect_urls: bool = False
-    idle_timeout: Duration | None = timedelta(minutes=5)
-    slow_key_threshold: Duration | None = timedelta(seconds=1)
+    idle_timeout: OptionalDuration = timedelta(minutes=5)
+    slow_key_threshold: OptionalDuration = timedelta(seconds=1)
 
     @model_validator(mode="after")
     def _positive_times(self) -> SessionsConfig:
         if self.gap <= timedelta(0):
             raise ValueError(f"sessions.gap must be > 0, got {format_duration(self.gap)!r}")
         if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
-            raise ValueError("sessions.idle_timeout must be > 0, or omitted to disable it")
+            raise ValueError("sessions.idle_timeout must be > 0, or 'off' to turn it off")
         return self
 
 
@@ -154,8 +193,8 @@ class PatternsConfig(_Strict):
     max_partials_per_key: int = Field(default=1000, ge=1)
     max_buffered_per_key: int = Field(default=10_000, ge=1)
     emit_timeouts: bool = False
-    idle_timeout: Duration | None = timedelta(minutes=5)
-    slow_key_threshold: Duration | None = timedelta(seconds=1)
+    idle_timeout: OptionalDuration = timedelta(minutes=5)
+    slow_key_threshold: OptionalDuration = timedelta(seconds=1)
     stages: list[PatternStageConfig] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -163,7 +202,7 @@ class PatternsConfig(_Strict):
         if self.within <= timedelta(0):
             raise ValueError(f"patterns.within must be > 0, got {format_duration(self.within)!r}")
         if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
-            raise ValueError("patterns.idle_timeout must be > 0, or omitted to disable it")
+            raise ValueError("patterns.idle_timeout must be > 0, or 'off' to turn it off")
         if self.stages[0].contiguity != "begin":
             raise ValueError(
                 f"the first stage {self.stages[0].name!r} must have contiguity = 'begin'"
@@ -190,7 +229,7 @@ class SinkConfig(_Strict):
     """Where one output goes. Parquet directories are written exactly once per batch."""
 
     kind: Literal["parquet"] = "parquet"
-    path: Path
+    path: ConfigPath
 
 
 class SinksConfig(_Strict):
@@ -204,7 +243,7 @@ class SinksConfig(_Strict):
 
 
 class CheckpointConfig(_Strict):
-    path: Path
+    path: ConfigPath
 
 
 class SparkConfig(_Strict):
@@ -214,7 +253,9 @@ class SparkConfig(_Strict):
     master: Annotated[str, AfterValidator(check_master)] = "local[2]"
     shuffle_partitions: int = Field(default=4, ge=1)
     trigger_interval: Duration = timedelta(seconds=5)
-    conf: Annotated[dict[str, str], AfterValidator(check_conf)] = Field(default_factory=dict)
+    conf: Annotated[
+        dict[str, str], BeforeValidator(_spark_conf_values), AfterValidator(check_conf)
+    ] = Field(default_factory=dict)
 
 
 class MonitoringConfig(_Strict):
@@ -223,8 +264,9 @@ class MonitoringConfig(_Strict):
     The progress log is rotated at ``progress_log_max_size``, keeping ``progress_log_keep``
     older files, so that it stays bounded however long the pipeline runs.
     ``prometheus_port``: 0 picks a free port (printed at start and written to the status file),
-    omit it to turn the endpoint off. The leak alarm looks at the last ``alarm_window`` batches
-    that had input; see ``streamwarden.monitoring.leak_alarm`` for the rule.
+    ``"off"`` turns the endpoint off; ``slow_batch_threshold = "off"`` turns off the slow-batch
+    log. The leak alarm looks at the last ``alarm_window`` batches that had input; see
+    ``streamwarden.monitoring.leak_alarm`` for the rule.
     """
 
     enabled: bool = True
@@ -232,13 +274,15 @@ class MonitoringConfig(_Strict):
     progress_log_max_size: Size = Field(default=64 * 1024 * 1024, ge=4096)
     progress_log_keep: int = Field(default=4, ge=0)
     prometheus_host: str = "127.0.0.1"
-    prometheus_port: int | None = Field(default=0, ge=0, le=65535)
+    prometheus_port: Annotated[int | None, BeforeValidator(off_or(lambda v: v))] = Field(
+        default=0, ge=0, le=65535
+    )
     alarm_window: int = Field(default=8, ge=4)
     state_growth_threshold: float = Field(default=0.2, gt=0)
     input_steady_tolerance: float = Field(default=0.25, gt=0)
     skew_factor: float = Field(default=2.0, gt=1)
     skew_min_rows: int = Field(default=100, ge=0)
-    slow_batch_threshold: Duration | None = timedelta(seconds=30)
+    slow_batch_threshold: OptionalDuration = timedelta(seconds=30)
     slow_log_interval: Duration = timedelta(minutes=1)
 
 
@@ -250,7 +294,9 @@ class ResourcesConfig(_Strict):
     of task slots overall; by default read from a ``local[N]`` master.
     """
 
-    container_memory: Memory | None = Field(default=None, ge=1)
+    container_memory: Annotated[int | None, BeforeValidator(_container_memory)] = Field(
+        default=None, ge=1
+    )
     cores: int | None = Field(default=None, ge=1)
 
 

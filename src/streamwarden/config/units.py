@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import timedelta
+from typing import TypeVar
 
-__all__ = ["format_duration", "parse_duration", "parse_memory", "parse_size"]
+T = TypeVar("T")
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)", re.IGNORECASE)
+__all__ = ["OFF", "format_duration", "off_or", "parse_duration", "parse_memory", "parse_size"]
+
+#: What a setting that can be turned off is set to in a config file to turn it off (TOML has no
+#: null; YAML's ``null`` works too).
+OFF = "off"
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|min|s|m|h|d)", re.IGNORECASE)
 _DURATION_UNITS = {
     "ms": timedelta(milliseconds=1),
     "s": timedelta(seconds=1),
@@ -35,6 +43,17 @@ _SIZE_UNITS = {
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b?)\s*$", re.IGNORECASE)
 _MEMORY_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def off_or(parse: Callable[[object], T]) -> Callable[[object], T | None]:
+    """``parse``, except that ``"off"`` (any case) and None read as None: the setting is off."""
+
+    def parse_or_off(value: object) -> T | None:
+        if value is None or (isinstance(value, str) and value.strip().lower() == OFF):
+            return None
+        return parse(value)
+
+    return parse_or_off
 
 
 def parse_memory(value: object, *, bare_unit: str = "") -> int:
