@@ -73,7 +73,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int 
         "45m, then draining so every session closes\n",
         flush=True,
     )
-    Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter())
+    Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter(config))
     assert config.sinks.sessions is not None
     sessions_path = config.sinks.sessions.path
     revisions = read_output(spark, sessions_path)

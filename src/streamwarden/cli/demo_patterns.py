@@ -129,7 +129,7 @@ def patterns_demo_command(
     )
     sinks = config.sinks
     assert sinks.matches is not None and sinks.timeouts is not None
-    live = LiveMatches(spark, sinks.matches.path, ProgressPrinter(operator="patterns"))
+    live = LiveMatches(spark, sinks.matches.path, ProgressPrinter(config))
     Pipeline(config, spark).run(once=True, drain=True, on_progress=live)
     _print_summary(spark, sinks.matches.path)
     accounting = account_patterns(

@@ -42,7 +42,7 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
         shuffle_partitions=config.spark.shuffle_partitions,
         extra_conf={**file_logging_conf(log_file), **config.spark.conf},
     )
-    printer = ProgressPrinter(operator=config.operator)
+    printer = ProgressPrinter(config)
     Pipeline(config, spark).run(
         once=once, drain=drain, on_progress=printer, on_start=_announce(config, config_path)
     )
