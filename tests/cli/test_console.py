@@ -1,5 +1,5 @@
-"""What ``streamwarden run`` and the demos print while a pipeline runs: one line per
-micro-batch whose numbers agree with the progress log and the README."""
+"""What ``streamwarden run`` and the demos print while a pipeline runs: the ``running ...``
+line, then one line per micro-batch whose numbers agree with the progress log and the README."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from streamwarden.cli.console import ProgressPrinter
+from streamwarden.cli.run import _announce
 from streamwarden.config import load_config
 from streamwarden.config.model import PipelineConfig
 from streamwarden.pipeline.batch_writer import BatchStats
@@ -115,3 +116,9 @@ def test_seven_digit_counts_fit_their_columns_of_a_patterns_line(tmp_path):
     assert pipes(first) == pipes(second)
     assert "matches +9,999,999 | timeouts +9,999,999 | dead letters +9,999,999 |" in second
 
+
+def test_the_running_line_names_the_dead_letters_sink_too(sessions_config, tmp_path, capsys):
+    _announce(sessions_config, tmp_path / "pipeline.toml")(None)
+    line = capsys.readouterr().out.splitlines()[0]
+    out = tmp_path / "out"
+    assert f"-> {out / 'sessions'}, dead letters: {out / 'dead'} (Spark log:" in line
