@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamwarden.cli.main import main
+from streamwarden.cli.main import build_parser, main
 from tests.config.test_loader import MINIMAL
 from tests.config.test_pattern_config import PATTERN
 
@@ -72,3 +72,34 @@ def test_demo_patterns_shows_matches_live_and_balances_its_accounting(spark, wor
     assert "match actor-" in out  # a match printed under its batch's line
     assert "0 ordinary users matched" in out
     assert out.rstrip().splitlines()[-2].endswith(": balanced")
+
+
+def help_of(capsys, *command: str) -> str:
+    with pytest.raises(SystemExit) as caught:
+        main([*command, "--help"])
+    assert caught.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_the_top_level_help_is_plain_text_without_docstring_markup(capsys):
+    out = help_of(capsys)
+    assert "streamwarden: run a pipeline or the demo" in out
+    assert "``" not in out
+
+
+def test_every_demo_option_says_what_it_does_and_its_default(capsys):
+    parser = build_parser()
+    demo = parser.parse_args(["demo"]).command_parsers["demo"]
+    options = [a for a in demo._actions if a.option_strings and a.dest != "help"]
+    assert {a.dest for a in options} >= {"events", "users", "seed", "actors", "batches"}
+    for action in options:
+        assert action.help and "default" in action.help, action.dest
+    out = " ".join(help_of(capsys, "demo").split())  # as one line, however argparse wraps it
+    for default in ("60000", "1000", "7", "40", "30"):
+        assert f"default: {default})" in out or f"default: {default};" in out, default
+
+
+def test_the_batches_option_says_the_run_adds_batches_without_input(capsys):
+    out = " ".join(help_of(capsys, "demo").split())
+    assert "input files to split the records into, each read as one micro-batch" in out
+    assert "adds a few batches with no input" in out

@@ -8,7 +8,7 @@ import pytest
 
 from streamwarden.monitoring import progress_dir, read_progress_log
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.outputs import account, read_output
+from streamwarden.pipeline.outputs import Accounting, account, read_output
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from streamwarden.validation import Reason
 from tests.support import pipeline_config
@@ -77,3 +77,11 @@ def test_the_progress_log_counts_every_dead_letter_by_reason(run):
         for reason, count in record.summary.dead_letters.items():
             totals[reason] = totals.get(reason, 0) + count
     assert totals == {str(k): v for k, v in accounting.dead_letters.items() if v}
+
+
+def test_the_accounting_line_puts_each_number_after_its_label():
+    accounting = Accounting(3_000, 2_972, 405, {"too_late": 20, "malformed_json": 8})
+    assert accounting.describe() == (
+        "records in 3000 = events 2972 in 405 sessions + dead letters 28 "
+        "(malformed_json=8, too_late=20): balanced"
+    )

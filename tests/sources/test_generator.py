@@ -40,3 +40,22 @@ def test_files_are_ordered_by_modification_time(tmp_path):
 def test_a_rate_too_high_for_the_users_is_refused_with_advice():
     with pytest.raises(UsageError, match="lower the rate or add users"):
         _ = TrafficSpec(users=10, rate_per_second=100.0).mean_idle
+
+
+@pytest.mark.parametrize(("records", "files"), [(2000, 7), (2000, 1), (5, 9)])
+def test_a_file_count_splits_the_records_into_that_many_files_as_evenly_as_possible(
+    tmp_path, records, files
+):
+    spec = TrafficSpec(users=50, events=records, rate_per_second=0.1, files=files)
+    summary = generate_traffic(spec, tmp_path)
+    sizes = [len(p.read_text().splitlines()) for p in summary.files]
+    assert len(sizes) == min(files, records)
+    assert sum(sizes) == summary.records == records
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_a_file_count_counts_the_scans_too(tmp_path):
+    spec = TrafficSpec(users=50, events=3000, rate_per_second=0.1, scanners=4, files=3)
+    summary = generate_traffic(spec, tmp_path)
+    assert summary.scans > 0 and summary.records > 3000
+    assert len(summary.files) == 3

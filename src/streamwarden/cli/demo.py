@@ -50,7 +50,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int 
         too_late_fraction=0.005,
         too_late_delay=timedelta(hours=2),
         malformed_fraction=0.01,
-        events_per_file=max(events // max(batches, 1), 1),
+        files=batches,  # the records, scans included: one file per micro-batch
     )
     replace_demo_folder(out)  # after the arguments are checked
     summary = generate_traffic(spec, config.source.path)
@@ -73,7 +73,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int 
         "45m, then draining so every session closes\n",
         flush=True,
     )
-    Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter())
+    Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter(config))
     assert config.sinks.sessions is not None
     sessions_path = config.sinks.sessions.path
     revisions = read_output(spark, sessions_path)

@@ -104,7 +104,7 @@ def patterns_demo_command(
         too_late_fraction=0.002,
         too_late_delay=timedelta(hours=2),
         malformed_fraction=0.005,
-        events_per_file=max(events // max(batches, 1), 1),
+        files=batches,  # the records, scans included: one file per micro-batch
     )
     replace_demo_folder(out)  # after the arguments are checked
     summary = generate_traffic(spec, config.source.path)
@@ -129,7 +129,7 @@ def patterns_demo_command(
     )
     sinks = config.sinks
     assert sinks.matches is not None and sinks.timeouts is not None
-    live = LiveMatches(spark, sinks.matches.path, ProgressPrinter(operator="patterns"))
+    live = LiveMatches(spark, sinks.matches.path, ProgressPrinter(config))
     Pipeline(config, spark).run(once=True, drain=True, on_progress=live)
     _print_summary(spark, sinks.matches.path)
     accounting = account_patterns(

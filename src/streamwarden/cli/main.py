@@ -22,7 +22,9 @@ __all__ = ["main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="streamwarden", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="streamwarden", description=plain(__doc__.splitlines()[0])
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a pipeline from its config file")
     run.add_argument("config", type=Path, help="pipeline config (.toml or .yaml)")
@@ -35,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --once: then close every session (end of a finite input)",
     )
     run.add_argument(
-        "--skip-doctor", action="store_true", help="start even if `doctor` finds errors"
+        "--skip-doctor", action="store_true", help="start even if streamwarden doctor finds errors"
     )
     demo = commands.add_parser(
         "demo", help="generate traffic and sessionize it (or find patterns in it) on local Spark"
@@ -53,17 +55,52 @@ def build_parser() -> argparse.ArgumentParser:
         default=Path("demo-output"),
         help="working folder, emptied first if an earlier demo made it (default: demo-output)",
     )
-    demo.add_argument("--events", type=at_least(1), default=60_000)
-    demo.add_argument("--users", type=at_least(1), default=1_000)
-    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument(
+        "--events",
+        type=at_least(1),
+        default=60_000,
+        help="pageview records to generate, a few of them late, too late or malformed (default: "
+        "%(default)s); patterns adds the actors' scans",
+    )
+    demo.add_argument(
+        "--users",
+        type=at_least(1),
+        default=1_000,
+        help="users the pageviews come from (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--seed",
+        type=int,
+        default=7,
+        help="random seed; the same seed and options generate the same files (default: "
+        "%(default)s)",
+    )
     for command in (status, report):
         command.add_parser(commands)
     for module in (inspect, rescale, doctor):
         module.register(commands)  # each sets its own handler
-    demo.add_argument("--actors", type=at_least(0), default=40, help="scanning actors (patterns)")
-    demo.add_argument("--batches", type=at_least(1), default=30, help="input files = micro-batches")
+    demo.add_argument(
+        "--actors",
+        type=at_least(0),
+        default=40,
+        help="scanning actors (patterns; default: %(default)s)",
+    )
+    demo.add_argument(
+        "--batches",
+        type=at_least(1),
+        default=30,
+        help="input files to split the records into, each read as one micro-batch (default: "
+        "%(default)s); the run adds a few batches with no input, in which the watermark moves "
+        "and the final drain tick closes every state",
+    )
     parser.set_defaults(command_parsers=commands.choices)
     return parser
+
+
+def plain(text: str) -> str:
+    """``text`` without the reStructuredText markup of a docstring (````name````), for the
+    terminal."""
+    return text.replace("``", "")
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:

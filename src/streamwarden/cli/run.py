@@ -42,7 +42,7 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
         shuffle_partitions=config.spark.shuffle_partitions,
         extra_conf={**file_logging_conf(log_file), **config.spark.conf},
     )
-    printer = ProgressPrinter(operator=config.operator)
+    printer = ProgressPrinter(config)
     Pipeline(config, spark).run(
         once=once, drain=drain, on_progress=printer, on_start=_announce(config, config_path)
     )
@@ -51,12 +51,18 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
 
 def _announce(config: PipelineConfig, config_path: Path) -> Callable[[QueryMonitor | None], None]:
     """Prints what runs once the query has started, so that a pipeline that cannot start (a
-    bad pattern condition, say) shows only its error."""
+    bad pattern condition, say) shows only its error. Every sink is named, the dead letters
+    too: that is where a record that went missing from the outputs is to be found."""
     log_file = config.checkpoint.path.parent / f"{config.name}.log"
     outputs = ", ".join(
-        str(sink.path)
-        for sink in (config.sinks.sessions, config.sinks.matches, config.sinks.timeouts)
-        if sink is not None
+        [
+            *(
+                str(sink.path)
+                for sink in (config.sinks.sessions, config.sinks.matches, config.sinks.timeouts)
+                if sink is not None
+            ),
+            f"dead letters: {config.sinks.dead_letters.path}",
+        ]
     )
 
     def announce(monitor: QueryMonitor | None) -> None:

@@ -1,6 +1,12 @@
 """``streamwarden report``: one picture of a progress log, to see at a glance whether state is
-flat (L15). Four panels against the batch id: input rate, batch duration, state rows per
-operator, checkpoint bytes; alarm findings are marked where they were raised.
+flat (L15). Four panels against the batch id: input rows per batch, batch duration, state rows
+per operator, checkpoint bytes; alarm findings are marked where they were raised.
+
+The input panel plots rows per batch, not Spark's ``inputRowsPerSecond``: that rate is measured
+between triggers, and a ``run --once`` (an availableNow query) reports 0 for every batch, which
+drew a flat line however much came in. Rows per batch is the same quantity the leak alarm weighs
+against state rows, and reads the same for a one-off run and a continuous one. (It is Spark's
+``numInputRows``: the one row of an idle or drain tick is counted.)
 
 Writes a PNG and a self-contained HTML page (the chart as inline SVG, with text kept as text,
 and a table of the findings).
@@ -13,17 +19,21 @@ import io
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from streamwarden.monitoring.findings import Finding
 from streamwarden.monitoring.progress_log import BatchRecord
 
-__all__ = ["ReportData", "build_report_data", "render_report"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["ReportData", "build_report_data", "draw_chart", "render_report"]
 
 Series = dict[str, list[tuple[int, float]]]
 
 #: Panel titles and the y-axis label of each.
 PANELS = {
-    "input": "input rows/s",
+    "input": "input rows per batch",
     "duration": "batch duration (s)",
     "state": "state rows",
     "checkpoint": "checkpoint bytes",
@@ -41,11 +51,12 @@ class ReportData:
 
 
 def build_report_data(records: list[BatchRecord]) -> ReportData:
+    """The series of the chart, one point per batch record, and every finding raised."""
     data = ReportData(query=records[0].summary.query if records else "?")
     panels: dict[str, Series] = {name: defaultdict(list) for name in PANELS}
     for r in records:
         s, b = r.summary, r.summary.batch_id
-        panels["input"]["input rows/s"].append((b, s.input_rows_per_second))
+        panels["input"]["input rows per batch"].append((b, float(s.input_rows)))
         panels["duration"]["batch duration"].append((b, s.batch_duration_ms / 1000))
         for op in s.operators:
             panels["state"][f"state rows {op.label}"].append((b, float(op.rows_total)))
@@ -60,12 +71,30 @@ def build_report_data(records: list[BatchRecord]) -> ReportData:
 
 def render_report(records: list[BatchRecord], png: Path, html_path: Path) -> ReportData:
     """Draws the chart into ``png`` and ``html_path``; returns what was plotted."""
+    data = build_report_data(records)
+    fig = draw_chart(data, len(records))  # selects the Agg backend before pyplot is imported
+    import matplotlib.pyplot as plt
+
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=110)
+    svg = io.StringIO()
+    fig.savefig(svg, format="svg")
+    plt.close(fig)
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    html_path.write_text(_page(data, svg.getvalue()), encoding="utf-8")
+    return data
+
+
+def draw_chart(data: ReportData, batches: int) -> Figure:
+    """The chart of ``data``: one panel per entry of :data:`PANELS`, sharing a batch axis
+    whose ticks are whole numbers (batch ids; a few batches would get 0.2, 0.4 ... otherwise).
+    The caller closes the figure."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    data = build_report_data(records)
     plt.rcParams["svg.fonttype"] = "none"  # keep labels as text in the SVG
     fig, axes = plt.subplots(len(PANELS), 1, figsize=(10, 9), sharex=True)
     for ax, (name, ylabel) in zip(axes, PANELS.items(), strict=True):
@@ -77,16 +106,10 @@ def render_report(records: list[BatchRecord], png: Path, html_path: Path) -> Rep
             ax.legend(loc="upper left", fontsize="small")
     _mark_findings(axes, data.findings)
     axes[-1].set_xlabel("batch")
-    fig.suptitle(f"streamwarden report: {data.query} ({len(records)} batches)")
+    axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.suptitle(f"streamwarden report: {data.query} ({batches} batches)")
     fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=110)
-    svg = io.StringIO()
-    fig.savefig(svg, format="svg")
-    plt.close(fig)
-    html_path.parent.mkdir(parents=True, exist_ok=True)
-    html_path.write_text(_page(data, svg.getvalue()), encoding="utf-8")
-    return data
+    return fig
 
 
 def _mark_findings(axes: object, findings: list[Finding]) -> None:

@@ -59,11 +59,13 @@ class Accounting:
         return self.input_records == self.events_in_sessions + self.dead_letter_total
 
     def describe(self) -> str:
+        """One line, each number after its label: ``records in 3000 = events 2972 in 405
+        sessions + dead letters 28 (...): balanced``."""
         reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.dead_letters.items())) or "none"
         verdict = "balanced" if self.balanced else "NOT BALANCED"
         return (
-            f"records in {self.input_records} = events in {self.sessions} sessions "
-            f"{self.events_in_sessions} + dead letters {self.dead_letter_total} ({reasons}): "
+            f"records in {self.input_records} = events {self.events_in_sessions} in "
+            f"{self.sessions} sessions + dead letters {self.dead_letter_total} ({reasons}): "
             f"{verdict}"
         )
 

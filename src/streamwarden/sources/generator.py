@@ -17,6 +17,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 from streamwarden.errors import UsageError
@@ -65,6 +66,11 @@ class TrafficSpec:
     sessions_per_user: int | None = None
     ts_format: str = "mixed"
     events_per_file: int = 5000
+    #: Split the records into this many files, as evenly as possible (one per record if there
+    #: are fewer records), instead of ``events_per_file`` a file. The demos use it: a size per
+    #: file computed from ``events`` gives an extra file for the remainder, and more when the
+    #: actors' scans add records.
+    files: int | None = None
     seed: int = 7
     scanners: int = 0
     scan_hosts: int = 12
@@ -73,6 +79,8 @@ class TrafficSpec:
     def __post_init__(self) -> None:
         if self.users < 1 or self.events < 1 or self.events_per_file < 1:
             raise UsageError("users, events and events_per_file must be >= 1")
+        if self.files is not None and self.files < 1:
+            raise UsageError(f"files must be >= 1, got {self.files}")
         if self.scanners < 0 or self.scan_hosts < 1 or self.scan_every <= timedelta(0):
             raise UsageError("scanners must be >= 0, scan_hosts >= 1 and scan_every > 0")
         if self.think_time * 3 >= self.gap:
@@ -162,15 +170,26 @@ def generate_traffic(
     summary.records = len(lines)
     landing.mkdir(parents=True, exist_ok=True)
     base_mtime = max((p.stat().st_mtime for p in landing.iterdir()), default=1_700_000_000.0)
-    for i in range(0, len(lines), spec.events_per_file):
-        name = f"{file_prefix}-{i // spec.events_per_file:06d}.jsonl"
+    for n, (start, end) in enumerate(_file_bounds(len(lines), spec)):
+        name = f"{file_prefix}-{n:06d}.jsonl"
         tmp = landing / f".{name}.tmp"
-        tmp.write_text("\n".join(lines[i : i + spec.events_per_file]) + "\n", encoding="utf-8")
-        mtime = base_mtime + 1 + i // spec.events_per_file
+        tmp.write_text("\n".join(lines[start:end]) + "\n", encoding="utf-8")
+        mtime = base_mtime + 1 + n
         os.utime(tmp, (mtime, mtime))
         tmp.rename(landing / name)
         summary.files.append(landing / name)
     return summary
+
+
+def _file_bounds(records: int, spec: TrafficSpec) -> list[tuple[int, int]]:
+    """(first, end) line of each file: ``spec.files`` files as even as can be, or else
+    ``spec.events_per_file`` lines a file (the last one holds the rest)."""
+    if spec.files is None:
+        size = spec.events_per_file
+        return [(i, min(i + size, records)) for i in range(0, records, size)]
+    count = min(spec.files, records)
+    cuts = [records * k // count for k in range(count + 1)]
+    return list(pairwise(cuts))
 
 
 def _simulate(spec: TrafficSpec, rng: random.Random) -> list[Event]:
