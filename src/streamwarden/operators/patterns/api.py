@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from streamwarden.errors import PatternError
+from streamwarden.operators.arguments import check_bool, check_duration, check_int
 from streamwarden.operators.engine_input import KIND_EVENT, KIND_REJECTED
 from streamwarden.operators.patterns.compile import CompiledPattern, compile_pattern
 from streamwarden.operators.patterns.pattern import Pattern
@@ -35,6 +36,11 @@ class PatternOptions:
     ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
     reported as ``overflow`` rows. ``emit_timeouts`` reports partial matches whose window
     closed.
+
+    Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
+    slow-key log), the caps ints, the switches bools; any other type raises
+    :class:`PatternError` naming the option. Convert a config string such as ``"1m"`` first
+    with :func:`streamwarden.config.units.parse_duration`.
     """
 
     max_out_of_orderness: timedelta = timedelta(minutes=1)
@@ -48,12 +54,33 @@ class PatternOptions:
     debug_keep_empty_state: bool = False
 
     def __post_init__(self) -> None:
+        self._check_types()
         if self.max_out_of_orderness < timedelta(0):
-            raise PatternError("max_out_of_orderness must be >= 0")
-        if self.max_partials_per_key < 1:
-            raise PatternError("max_partials_per_key must be >= 1")
-        if self.max_buffered_per_key < 1:
-            raise PatternError("max_buffered_per_key must be >= 1")
+            raise PatternError(
+                f"max_out_of_orderness must be >= 0, got {self.max_out_of_orderness!r}"
+            )
+        for name in ("max_partials_per_key", "max_buffered_per_key"):
+            if getattr(self, name) < 1:
+                raise PatternError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+
+    def _check_types(self) -> None:
+        check_duration(
+            PatternError,
+            "max_out_of_orderness",
+            self.max_out_of_orderness,
+            example="timedelta(minutes=1)",
+        )
+        check_int(PatternError, "max_partials_per_key", self.max_partials_per_key, example="1000")
+        check_int(PatternError, "max_buffered_per_key", self.max_buffered_per_key, example="10_000")
+        for name in ("emit_timeouts", "prefilter", "debug_keep_empty_state"):
+            check_bool(PatternError, name, getattr(self, name))
+        check_duration(
+            PatternError,
+            "slow_key_threshold",
+            self.slow_key_threshold,
+            example="timedelta(seconds=1)",
+            none_allowed=True,
+        )
 
 
 @dataclass(frozen=True)

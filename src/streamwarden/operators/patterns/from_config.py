@@ -9,7 +9,9 @@ validated events, so bad SQL fails before the query runs, with the stage named.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
 
 from streamwarden.config.model import PatternsConfig, PatternStageConfig
 from streamwarden.errors import ConfigError, PatternError
@@ -19,12 +21,13 @@ from streamwarden.operators.patterns.records import EVENT_COLUMNS
 from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 __all__ = ["compile_conditions", "options_from_config", "pattern_from_config"]
 
-#: Stands in for every condition when only the structure is checked; never compiled.
-_STAND_IN = cast("Column", object())
+#: Stands in for every condition when only the structure is checked; never compiled. A Column
+#: (so that ``Pattern.where`` takes it) made without a SparkSession, holding no expression.
+_STAND_IN: Column = object.__new__(Column)
 
 
 def pattern_from_config(
