@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
-from streamwarden.errors import PatternError
-from streamwarden.operators.patterns import Pattern, PatternOptions
+from streamwarden.errors import PatternError, UsageError
+from streamwarden.operators.patterns import Pattern, PatternOptions, detect
 from streamwarden.operators.patterns.skip import AfterMatch
 
 A = Pattern.begin("a")
@@ -127,3 +129,71 @@ def test_pattern_options_of_the_wrong_type_or_range_are_refused_naming_the_optio
     with pytest.raises(PatternError) as caught:
         PatternOptions(**arguments)
     assert str(caught.value).startswith(expected)
+
+
+# -- detect ------------------------------------------------------------------------------------
+def scans() -> Pattern:
+    scan = F.col("url").startswith("/scan/")
+    return (
+        Pattern.begin("scan")
+        .where(scan)
+        .followed_by("other_host")
+        .where(scan)
+        .where_previous("url", "!=", "scan")
+        .within(timedelta(minutes=30))
+    )
+
+
+def scan_events(spark: Any, folder: Path) -> Any:
+    return spark.readStream.schema("user_id string, ts long, url string").json(str(folder))
+
+
+def test_detect_on_something_other_than_a_dataframe_is_refused_saying_what_it_needs() -> None:
+    with pytest.raises(UsageError) as caught:
+        detect([{"user_id": "u"}], A, key="user_id", time="ts")  # type: ignore[arg-type]
+    assert str(caught.value).startswith(
+        "detect(events, ...): events must be a streaming Spark DataFrame such as "
+        "spark.readStream.json('landing/', schema=...), got a list"
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (
+            {"pattern": "scan then scan"},
+            "detect(events, pattern): pattern must be a Pattern such as "
+            "Pattern.begin('first').where(...).within(timedelta(minutes=30)), got a str",
+        ),
+        ({"key": 1}, "detect(..., key=...): key must be a column name (a str), got 1 (int)"),
+        (
+            {"fields": "url"},
+            "detect(..., fields=...): fields must be a list of column names such as ['url'], "
+            "got 'url' (str)",
+        ),
+        (
+            {"options": {"emit_timeouts": True}},
+            "detect(..., options=...): options must be a PatternOptions such as "
+            "PatternOptions(emit_timeouts=True), got a dict",
+        ),
+    ],
+    ids=["pattern-str", "key-int", "fields-str", "options-dict"],
+)
+def test_detect_with_arguments_of_the_wrong_type_is_refused_saying_what_to_pass(
+    spark: Any, tmp_path: Path, arguments: dict[str, Any], expected: str
+) -> None:
+    call = {"pattern": scans(), "key": "user_id", "time": "ts", **arguments}
+    with pytest.raises(UsageError) as caught:
+        detect(scan_events(spark, tmp_path), **call)
+    assert str(caught.value).startswith(expected)
+
+
+@pytest.mark.spark
+def test_detect_on_a_batch_dataframe_is_refused_before_any_query_runs(spark: Any) -> None:
+    batch = spark.createDataFrame([("u", 0, "/scan/a")], "user_id string, ts long, url string")
+    with pytest.raises(UsageError) as caught:
+        detect(batch, scans(), key="user_id", time="ts")
+    message = str(caught.value)
+    assert message.startswith("detect(events): events is a batch DataFrame")
+    assert ".trigger(availableNow=True)" in message

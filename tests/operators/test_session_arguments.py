@@ -4,12 +4,13 @@ to pass instead; never a TypeError or AttributeError from inside."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from streamwarden.errors import ConfigError
-from streamwarden.operators.sessions import SessionParams
+from streamwarden.errors import ConfigError, UsageError
+from streamwarden.operators.sessions import SessionParams, sessionize
 
 
 @pytest.mark.parametrize(
@@ -74,3 +75,54 @@ def test_session_params_of_the_right_types_are_accepted_including_no_slow_key_th
         10,
         0,
     )
+
+
+# -- sessionize --------------------------------------------------------------------------------
+def test_sessionize_of_something_other_than_a_dataframe_is_refused_saying_what_it_needs() -> None:
+    with pytest.raises(UsageError) as caught:
+        sessionize([{"user_id": "u", "ts": 0, "page_number": 1}])  # type: ignore[arg-type]
+    assert str(caught.value).startswith(
+        "sessionize(events, ...): events must be a streaming Spark DataFrame such as "
+        "spark.readStream.text('landing/'), got a list"
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (
+            {"params": {"gap": timedelta(minutes=30)}},
+            "sessionize(events, params): params must be a SessionParams such as "
+            "SessionParams(gap=timedelta(minutes=30)), got a dict; for a dict of settings, "
+            "pass SessionParams(**settings)",
+        ),
+        ({"fields": {"user_id": "uid"}}, "sessionize(..., fields=...): fields must be a"),
+        ({"validation": 100}, "sessionize(..., validation=...): validation must be a"),
+    ],
+    ids=["params-dict", "fields-dict", "validation-int"],
+)
+def test_sessionize_with_settings_of_the_wrong_type_is_refused_saying_what_to_pass(
+    spark: Any, tmp_path: Path, arguments: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        sessionize(spark.readStream.text(str(tmp_path)), **arguments)
+    assert str(caught.value).startswith(expected)
+
+
+@pytest.mark.spark
+def test_sessionize_on_a_batch_dataframe_is_refused_before_any_query_runs(spark: Any) -> None:
+    batch = spark.createDataFrame([('{"user_id": "u", "ts": 0, "page_number": 1}',)], "raw string")
+    with pytest.raises(UsageError) as caught:
+        sessionize(batch)
+    message = str(caught.value)
+    assert message.startswith("sessionize(events): events is a batch DataFrame")
+    assert ".trigger(availableNow=True)" in message
+
+
+@pytest.mark.spark
+def test_sessionize_on_a_streaming_dataframe_builds_the_streaming_step(
+    spark: Any, tmp_path: Path
+) -> None:
+    result = sessionize(spark.readStream.text(str(tmp_path)), SessionParams())
+    assert result.combined.isStreaming

@@ -11,8 +11,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from streamwarden.errors import PatternError
-from streamwarden.operators.arguments import check_bool, check_duration, check_int
+from streamwarden.errors import PatternError, UsageError
+from streamwarden.operators.arguments import check_bool, check_duration, check_int, shown
 from streamwarden.operators.engine_input import KIND_EVENT, KIND_REJECTED
 from streamwarden.operators.patterns.compile import CompiledPattern, compile_pattern
 from streamwarden.operators.patterns.pattern import Pattern
@@ -124,9 +124,18 @@ def detect(
 ) -> DetectResult:
     """Finds ``pattern`` in each key's events, in event-time order.
 
-    ``events`` has a key column, an event-time column (timestamp, or epoch milliseconds) and
-    whatever the stage conditions use; ``fields`` are carried into each matched event of the
-    output. A column named ``raw`` (the original record), if present, is what dead letters show.
+    ``events`` is a streaming DataFrame (``spark.readStream...``) with a key column, an
+    event-time column (timestamp, or epoch milliseconds) and whatever the stage conditions use;
+    ``fields`` are carried into each matched event of the output. A column named ``raw`` (the
+    original record), if present, is what dead letters show.
+
+    A batch DataFrame is refused with a :class:`UsageError`, as are arguments of the wrong
+    type: partial matches expire by the watermark, which only a streaming query has. For a
+    finite input, read its files as a stream and start the query with
+    ``.trigger(availableNow=True)``; to try a pattern on a few events, use
+    :class:`streamwarden.testing.PatternTester`. Columns that ``key``, ``time``, ``fields``, a
+    ``where_previous`` or a stage condition name but ``events`` lacks raise
+    :class:`PatternError` before any query runs.
 
     Example::
 
@@ -136,6 +145,7 @@ def detect(
         result = detect(events, pattern, key="user_id", time="ts", fields=["url"])
         result.combined.writeStream.foreachBatch(...).start()
     """
+    _check_arguments(events, pattern, key, time, fields, options)
     options = options or PatternOptions()
     for name in (key, time, *fields):
         if name not in events.columns:
@@ -144,6 +154,48 @@ def detect(
             )
     compiled = compile_for(events, pattern, fields, options)
     return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+
+
+def _check_arguments(
+    events: object, pattern: object, key: object, time: object, fields: object, options: object
+) -> None:
+    if not isinstance(events, DataFrame):
+        raise UsageError(
+            "detect(events, ...): events must be a streaming Spark DataFrame such as "
+            f"spark.readStream.json('landing/', schema=...), got a {type(events).__name__}; to "
+            "try a pattern on a few events, use streamwarden.testing.PatternTester"
+        )
+    if not isinstance(pattern, Pattern):
+        raise UsageError(
+            "detect(events, pattern): pattern must be a Pattern such as "
+            "Pattern.begin('first').where(...).within(timedelta(minutes=30)), got a "
+            f"{type(pattern).__name__}"
+        )
+    for name, value in (("key", key), ("time", time)):
+        if not isinstance(value, str):
+            raise UsageError(
+                f"detect(..., {name}=...): {name} must be a column name (a str), got {shown(value)}"
+            )
+    names = fields if isinstance(fields, Sequence) and not isinstance(fields, str) else None
+    if names is None or not all(isinstance(f, str) for f in names):
+        raise UsageError(
+            "detect(..., fields=...): fields must be a list of column names such as ['url'], "
+            f"got {shown(fields)}"
+        )
+    if options is not None and not isinstance(options, PatternOptions):
+        raise UsageError(
+            "detect(..., options=...): options must be a PatternOptions such as "
+            f"PatternOptions(emit_timeouts=True), got a {type(options).__name__}"
+        )
+    if not events.isStreaming:
+        raise UsageError(
+            "detect(events): events is a batch DataFrame, but detect needs a streaming one "
+            "(spark.readStream...): partial matches expire by the watermark of a streaming "
+            "query. For a finite input, read its files as a stream, e.g. "
+            "spark.readStream.json('landing/', schema=...), and start the query with "
+            ".trigger(availableNow=True); to try a pattern on a few events, use "
+            "streamwarden.testing.PatternTester"
+        )
 
 
 def compile_for(
