@@ -197,3 +197,42 @@ def test_detect_on_a_batch_dataframe_is_refused_before_any_query_runs(spark: Any
     message = str(caught.value)
     assert message.startswith("detect(events): events is a batch DataFrame")
     assert ".trigger(availableNow=True)" in message
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("second_stage", "expected"),
+    [
+        (
+            lambda p: p.where(F.col("uri").startswith("/scan/")),
+            "stage 'other_host': its condition cannot be evaluated over the events (columns: "
+            "user_id, ts, url): [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or "
+            "function parameter with name `uri` cannot be resolved.",
+        ),
+        (
+            lambda p: p.where(F.col("url")),
+            "stage 'other_host': its condition gives string, not a boolean; write a comparison",
+        ),
+        (
+            lambda p: p.where(F.lit(True)).where_previous("host", "!=", "scan"),
+            "stage 'other_host': where_previous('host', '!=', 'scan') compares column 'host', "
+            "which is not in the events; columns: user_id, ts, url",
+        ),
+    ],
+    ids=["unknown-column", "not-boolean", "where_previous-unknown-field"],
+)
+def test_a_stage_condition_the_events_cannot_answer_is_a_pattern_error_naming_the_stage(
+    spark: Any,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+    second_stage: Callable[[Pattern], Pattern],
+    expected: str,
+) -> None:
+    start = Pattern.begin("scan").where(F.col("url").startswith("/scan/"))
+    pattern = second_stage(start.followed_by("other_host")).within(timedelta(minutes=30))
+    with pytest.raises(PatternError) as caught:
+        detect(scan_events(spark, tmp_path), pattern, key="user_id", time="ts")
+    message = str(caught.value)
+    assert message.startswith(expected)
+    assert "\n" not in message  # one line: no query plan, no Java trace
+    assert "Exception" not in capfd.readouterr().err  # nor is the trace logged to stderr

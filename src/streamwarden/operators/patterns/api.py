@@ -14,9 +14,13 @@ from pyspark.sql import types as T
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.arguments import check_bool, check_duration, check_int, shown
 from streamwarden.operators.engine_input import KIND_EVENT, KIND_REJECTED
-from streamwarden.operators.patterns.compile import CompiledPattern, compile_pattern
+from streamwarden.operators.patterns.compile import (
+    CompiledPattern,
+    compile_pattern,
+    stage_condition,
+)
 from streamwarden.operators.patterns.pattern import Pattern
-from streamwarden.spark.jvm import call_engine
+from streamwarden.spark.jvm import call_engine, first_line, java_message, query_errors_unlogged
 from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
@@ -152,8 +156,41 @@ def detect(
             raise PatternError(
                 f"column {name!r} is not in the events; columns: {', '.join(events.columns)}"
             )
+    check_stages(events, pattern)
     compiled = compile_for(events, pattern, fields, options)
     return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+
+
+def check_stages(events: DataFrame, pattern: Pattern) -> None:
+    """Raises :class:`PatternError` naming the stage if a ``where_previous`` compares a column
+    that ``events`` lacks, or a stage condition cannot be evaluated over ``events`` (unknown
+    column, wrong types) or is not a boolean. Spark only analyses the conditions here."""
+    from pyspark.errors import PySparkException
+
+    pattern.check()
+    columns = ", ".join(events.columns)
+    for stage in pattern.stages:
+        for prev in stage.previous:
+            if prev.field not in events.columns:
+                raise PatternError(
+                    f"stage {stage.name!r}: where_previous({prev.field!r}, {prev.op!r}, "
+                    f"{prev.stage!r}) compares column {prev.field!r}, which is not in the "
+                    f"events; columns: {columns}"
+                )
+        try:
+            with query_errors_unlogged():
+                condition = events.select(stage_condition(stage).alias("c"))
+                result_type = condition.schema["c"].dataType
+        except PySparkException as exc:  # analysis errors: unknown column, type mismatch
+            raise PatternError(
+                f"stage {stage.name!r}: its condition cannot be evaluated over the events "
+                f"(columns: {columns}): {first_line(java_message(exc))}"
+            ) from None
+        if not isinstance(result_type, T.BooleanType):
+            raise PatternError(
+                f"stage {stage.name!r}: its condition gives {result_type.simpleString()}, not "
+                "a boolean; write a comparison such as F.col('url').startswith('/scan/')"
+            )
 
 
 def _check_arguments(

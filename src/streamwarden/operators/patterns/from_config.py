@@ -95,7 +95,7 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from streamwarden.spark.jvm import java_message
+    from streamwarden.spark.jvm import first_line, java_message
 
     compiled: dict[str, Column] = {}
     columns = ", ".join(events.columns)
@@ -107,7 +107,7 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
         except PySparkException as exc:  # parse and analysis errors
             raise ConfigError(
                 f"{where} is not a valid Spark SQL condition over the events ({columns}): "
-                f"{_first_line(java_message(exc))}"
+                f"{first_line(java_message(exc))}"
             ) from None
         if not isinstance(result_type, T.BooleanType):
             raise ConfigError(
@@ -126,7 +126,3 @@ def options_from_config(config: PatternsConfig) -> PatternOptions:
         emit_timeouts=config.emit_timeouts,
         slow_key_threshold=config.slow_key_threshold,
     )
-
-
-def _first_line(message: str) -> str:
-    return message.strip().splitlines()[0] if message.strip() else message
