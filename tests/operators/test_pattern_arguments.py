@@ -4,7 +4,7 @@ value given and what to pass instead; never a TypeError or AttributeError from i
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.patterns import Pattern, PatternOptions, detect
 from streamwarden.operators.patterns.skip import AfterMatch
+from streamwarden.testing import PatternTester
 
 A = Pattern.begin("a")
 
@@ -236,3 +237,12 @@ def test_a_stage_condition_the_events_cannot_answer_is_a_pattern_error_naming_th
     assert message.startswith(expected)
     assert "\n" not in message  # one line: no query plan, no Java trace
     assert "Exception" not in capfd.readouterr().err  # nor is the trace logged to stderr
+
+
+# -- PatternTester -----------------------------------------------------------------------------
+@pytest.mark.spark
+def test_pattern_tester_refuses_naive_datetimes_saying_what_to_pass(spark: Any) -> None:
+    tester = PatternTester(spark, scans())
+    naive = {"key": "u", "ts": datetime(2026, 1, 1), "url": "/scan/a"}
+    with pytest.raises(UsageError, match=r"times must be timezone-aware datetimes or epoch "):
+        tester.run_batch([naive], watermark=0)
