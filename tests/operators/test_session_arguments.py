@@ -3,7 +3,7 @@ to pass instead; never a TypeError or AttributeError from inside."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,8 @@ import pytest
 
 from streamwarden.errors import ConfigError, UsageError
 from streamwarden.operators.sessions import SessionParams, sessionize
+from streamwarden.testing import SessionTester
+from streamwarden.testing.session_tester import PageView
 
 
 @pytest.mark.parametrize(
@@ -126,3 +128,21 @@ def test_sessionize_on_a_streaming_dataframe_builds_the_streaming_step(
 ) -> None:
     result = sessionize(spark.readStream.text(str(tmp_path)), SessionParams())
     assert result.combined.isStreaming
+
+
+# -- SessionTester -----------------------------------------------------------------------------
+@pytest.mark.parametrize("naive", ["event", "watermark"])
+def test_session_tester_refuses_naive_datetimes_saying_to_pass_timezone_aware_ones(
+    naive: str,
+) -> None:
+    aware = datetime(2026, 1, 1, tzinfo=UTC)
+    local = datetime(2026, 1, 1)
+    event = PageView("u", local if naive == "event" else aware)
+    tester = SessionTester(SessionParams())
+    with pytest.raises(UsageError) as caught:
+        tester.run_batch([event], watermark=local if naive == "watermark" else aware)
+    assert str(caught.value).startswith(
+        "times must be timezone-aware datetimes, got the naive datetime.datetime(2026, 1, 1, "
+        "0, 0); pass e.g. datetime(2026, 1, 1, tzinfo=UTC)"
+    )
+    assert tester.state_rows == 0  # nothing was fed
