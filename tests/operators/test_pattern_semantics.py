@@ -13,7 +13,8 @@ from pyspark.sql import functions as F
 
 from streamwarden.errors import PatternError
 from streamwarden.operators.patterns import AfterMatch, Pattern
-from streamwarden.testing.pattern_tester import PatternTester, matched_names
+from streamwarden.testing import PatternTester
+from streamwarden.testing.pattern_tester import matched_names
 
 pytestmark = pytest.mark.spark
 
@@ -28,8 +29,13 @@ def stream(*names: str, key: str = "k", step_ms: int = 1000) -> list[dict[str, A
     return [{"key": key, "ts": (i + 1) * step_ms, "name": n} for i, n in enumerate(names)]
 
 
+def name_tester(spark: Any, pattern: Pattern, **options: Any) -> PatternTester:
+    """A tester that carries each event's ``name``, which :func:`matched_names` reads."""
+    return PatternTester(spark, pattern, fields=("name",), **options)
+
+
 def matches(spark: Any, pattern: Pattern, *names: str) -> list[list[str]]:
-    return matched_names(PatternTester(spark, pattern).run(stream(*names)))
+    return matched_names(name_tester(spark, pattern).run(stream(*names)))
 
 
 def a_then_b(contiguity: str) -> Pattern:
@@ -237,10 +243,10 @@ def test_not_followed_by_at_the_end_matches_when_the_window_closes_clean(spark: 
         .where(named("x"))
         .within(timedelta(seconds=10))
     )
-    tester = PatternTester(spark, pattern)
+    tester = name_tester(spark, pattern)
     clean = tester.run(stream("a1", "y"))  # no x within 10 s of a1
     assert matched_names(clean) == [["a1"]]
-    tester = PatternTester(spark, pattern)
+    tester = name_tester(spark, pattern)
     spoiled = tester.run(stream("a1", "y", "x"))
     assert matched_names(spoiled) == []
 
@@ -270,12 +276,12 @@ def test_events_further_apart_than_the_window_do_not_match(spark: Any) -> None:
     pattern = a_then_b("followed_by").within(timedelta(seconds=10))
     assert matches(spark, pattern, "a", "b") == [["a", "b"]]
     far = [{"key": "k", "ts": 0 + 1, "name": "a"}, {"key": "k", "ts": 10_001, "name": "b"}]
-    assert matched_names(PatternTester(spark, pattern).run(far)) == []
+    assert matched_names(name_tester(spark, pattern).run(far)) == []
 
 
 def test_timed_out_partial_matches_are_reported_once_each(spark: Any) -> None:
     pattern = a_then_b("followed_by").within(timedelta(seconds=10))
-    tester = PatternTester(spark, pattern, emit_timeouts=True)
+    tester = name_tester(spark, pattern, emit_timeouts=True)
     out = tester.run_batch(stream("a1", "x", key="k1") + stream("a2", key="k2"), -1)
     out += tester.run_batch([], 5_000)
     out += tester.run_batch([], 20_000)
@@ -287,7 +293,7 @@ def test_timed_out_partial_matches_are_reported_once_each(spark: Any) -> None:
 
 def test_events_are_matched_in_event_time_order_across_batches(spark: Any) -> None:
     pattern = a_then_b("next")
-    tester = PatternTester(spark, pattern)
+    tester = name_tester(spark, pattern)
     out = tester.run_batch([{"key": "k", "ts": 2000, "name": "b"}], 0)
     out += tester.run_batch([{"key": "k", "ts": 1000, "name": "a"}], 500)
     out += tester.run_batch([], 3000)
@@ -295,7 +301,7 @@ def test_events_are_matched_in_event_time_order_across_batches(spark: Any) -> No
 
 
 def test_an_event_behind_the_watermark_is_dead_lettered_too_late(spark: Any) -> None:
-    tester = PatternTester(spark, a_then_b("followed_by"))
+    tester = name_tester(spark, a_then_b("followed_by"))
     out = tester.run_batch([{"key": "k", "ts": 1000, "name": "a"}], 5000)
     assert [(o["kind"], o["reason"]) for o in out] == [("dead_letter", "too_late")]
     assert tester.state_rows == 0
@@ -304,7 +310,7 @@ def test_an_event_behind_the_watermark_is_dead_lettered_too_late(spark: Any) -> 
 def test_events_past_a_keys_buffer_cap_are_dead_lettered_and_the_rest_still_match(
     spark: Any,
 ) -> None:
-    tester = PatternTester(spark, a_then_b("followed_by"), max_buffered_per_key=3)
+    tester = name_tester(spark, a_then_b("followed_by"), max_buffered_per_key=3)
     burst = stream("a", "b", "a", "b", "a") + stream("a", "b", key="other")
     out = tester.run_batch(burst, 0)
     refused = [(o["key"], o["event_ts_ms"], o["reason"]) for o in out]
@@ -322,7 +328,7 @@ def test_events_past_a_keys_buffer_cap_are_dead_lettered_and_the_rest_still_matc
 
 
 def test_state_is_gone_once_the_window_has_passed_even_if_the_key_goes_quiet(spark: Any) -> None:
-    tester = PatternTester(spark, a_then_b("followed_by").within(timedelta(seconds=30)))
+    tester = name_tester(spark, a_then_b("followed_by").within(timedelta(seconds=30)))
     tester.run_batch(stream("a", "x", "y"), 0)
     tester.run_batch([], 3_000)
     assert tester.peek_state("k") is not None  # the partial match {a} waits for a b
@@ -332,7 +338,7 @@ def test_state_is_gone_once_the_window_has_passed_even_if_the_key_goes_quiet(spa
 
 def test_partial_matches_per_key_are_capped_and_the_overflow_reported(spark: Any) -> None:
     pattern = a_then_b("followed_by")
-    tester = PatternTester(spark, pattern, max_partials_per_key=3)
+    tester = name_tester(spark, pattern, max_partials_per_key=3)
     out = tester.run(stream("a1", "a2", "a3", "a4", "a5"), close=False)
     out += tester.run_batch([], 10_000)
     assert sum(o["dropped"] for o in out if o["kind"] == "overflow") == 2
@@ -348,3 +354,29 @@ def test_a_pattern_without_deadline_is_refused(spark: Any) -> None:
 def test_comparing_with_an_unknown_stage_is_refused() -> None:
     with pytest.raises(PatternError, match="not an earlier stage"):
         Pattern.begin("a").where(named("a")).followed_by("b").where_previous("x", "==", "zz")
+
+
+# -- the tester as the README shows it ---------------------------------------------------------
+def test_the_readme_pattern_runs_in_a_tester_built_as_the_readme_shows(spark: Any) -> None:
+    scan = F.col("url").startswith("/scan/")
+    pattern = (
+        Pattern.begin("scan")
+        .where(scan)
+        .followed_by("other_host")
+        .where(scan)
+        .where_previous("url", "!=", "scan")
+        .within(timedelta(minutes=30))
+        .skip(AfterMatch.skip_past_last_event())
+    )
+    tester = PatternTester(spark, pattern)
+    events = [
+        {"key": "actor-1", "ts": 1000, "url": "/scan/h1"},
+        {"key": "actor-1", "ts": 2000, "url": "/home"},
+        {"key": "actor-1", "ts": 3000, "url": "/scan/h2"},
+    ]
+    out = tester.run_batch(events, watermark=0)
+    assert tester.peek_state("actor-1") is not None  # waiting for the watermark
+    out += tester.run_batch([], watermark=4000)
+    # where_previous compares url, so url is carried though no fields were given
+    assert [[e["values"] for e in o["events"]] for o in out] == [[["/scan/h1"], ["/scan/h2"]]]
+    assert tester.state_rows == 0

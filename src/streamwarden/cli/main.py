@@ -16,7 +16,7 @@ from pathlib import Path
 from streamwarden.cli import doctor, inspect, report, rescale, status
 from streamwarden.cli.arguments import at_least
 from streamwarden.errors import StreamwardenError
-from streamwarden.spark.jvm import java_message
+from streamwarden.spark.jvm import PYSPARK_QUERY_LOGGERS, java_message
 
 __all__ = ["main"]
 
@@ -125,11 +125,6 @@ def log_to_file(path: Path | None = None) -> logging.FileHandler:
     logger.addHandler(handler)
     logger.propagate = False
     return handler
-
-
-#: PySpark loggers that print a failed query's whole Java stack trace, as one JSON line, to the
-#: terminal before the exception reaches our handler.
-PYSPARK_QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 
 class _IntoStreamwardenLog(logging.Handler):

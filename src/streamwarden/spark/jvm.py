@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from streamwarden.errors import EngineError
@@ -10,7 +11,17 @@ from streamwarden.errors import EngineError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["call_engine", "java_message"]
+__all__ = [
+    "PYSPARK_QUERY_LOGGERS",
+    "call_engine",
+    "first_line",
+    "java_message",
+    "query_errors_unlogged",
+]
+
+#: PySpark loggers that print a failed query's whole Java stack trace, as one JSON line, to the
+#: terminal when the error is raised, before any handler can catch it.
+PYSPARK_QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 
 def call_engine(spark: SparkSession, what: str, call: Callable[[Any], Any]) -> Any:
@@ -38,3 +49,25 @@ def java_message(exc: BaseException) -> str:
     while cause.getCause() is not None and cause.getCause() != cause:
         cause = cause.getCause()
     return f"{cause.getClass().getSimpleName()}: {cause.getMessage()}"
+
+
+def first_line(message: str) -> str:
+    """The first line of an error message: Spark appends the query plan on the next ones."""
+    return message.strip().splitlines()[0] if message.strip() else message
+
+
+@contextmanager
+def query_errors_unlogged() -> Iterator[None]:
+    """Keeps PySpark from logging the Java trace of an analysis error raised inside, for code
+    that catches the error and raises its own, clearer one instead."""
+    from pyspark.logger import PySparkLogger
+
+    loggers = [PySparkLogger.getLogger(name) for name in PYSPARK_QUERY_LOGGERS]
+    before = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        yield
+    finally:
+        for logger, disabled in zip(loggers, before, strict=True):
+            logger.disabled = disabled

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
+from streamwarden.errors import UsageError
 from streamwarden.operators.patterns.compile import compile_pattern
 from streamwarden.operators.patterns.pattern import Pattern
 
@@ -30,20 +31,36 @@ def to_ms(moment: datetime | int) -> int:
     if isinstance(moment, int):
         return moment
     if moment.tzinfo is None:
-        raise ValueError(f"times must be timezone-aware, got naive {moment!r}")
+        raise UsageError(
+            f"times must be timezone-aware datetimes or epoch milliseconds, got the naive "
+            f"{moment!r}; pass e.g. datetime(2026, 1, 1, tzinfo=UTC)"
+        )
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 class PatternTester:
     """Feeds events (dicts with ``key``, ``ts`` and the fields the conditions read) to the
-    pattern engine. Times are timezone-aware datetimes or epoch milliseconds."""
+    pattern engine. Times are timezone-aware datetimes or epoch milliseconds.
+
+    ``fields`` (as in :func:`streamwarden.operators.patterns.detect`) are the event fields
+    carried into each output event's ``values``, in order; the fields that ``where_previous``
+    compares are added after them. By default no others are carried. ``emit_timeouts``,
+    ``max_partials_per_key`` and ``max_buffered_per_key`` are the
+    :class:`~streamwarden.operators.patterns.PatternOptions` of the same names.
+
+    Example::
+
+        tester = PatternTester(spark, pattern, fields=["url"])
+        out = tester.run_batch([{"key": "u1", "ts": 1000, "url": "/scan/a"}], watermark=0)
+        tester.state_rows, tester.peek_state("u1")
+    """
 
     def __init__(
         self,
         spark: SparkSession,
         pattern: Pattern,
         *,
-        fields: Sequence[str] = ("name",),
+        fields: Sequence[str] = (),
         emit_timeouts: bool = False,
         max_partials_per_key: int = 1000,
         max_buffered_per_key: int = 10_000,
@@ -113,5 +130,6 @@ class PatternTester:
 
 
 def matched_names(out: Sequence[Mapping[str, Any]], kind: str = "match") -> list[list[str]]:
-    """The ``name`` field of each event of each output of ``kind``, in output order."""
+    """The first carried field (``fields[0]``) of each event of each output of ``kind``, in
+    output order."""
     return [[e["values"][0] for e in o["events"]] for o in out if o["kind"] == kind]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from streamwarden.errors import UsageError
 from streamwarden.operators.sessions.params import SessionParams
 from streamwarden.spark.engine_jar import engine_jar_path
 
@@ -25,7 +26,10 @@ _GATEWAY: Any = None
 def to_ms(moment: datetime) -> int:
     """Epoch milliseconds of a timezone-aware datetime."""
     if moment.tzinfo is None:
-        raise ValueError(f"times must be timezone-aware, got naive {moment!r}")
+        raise UsageError(
+            f"times must be timezone-aware datetimes, got the naive {moment!r}; pass e.g. "
+            "datetime(2026, 1, 1, tzinfo=UTC)"
+        )
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 

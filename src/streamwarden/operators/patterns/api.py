@@ -11,11 +11,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from streamwarden.errors import PatternError
+from streamwarden.errors import PatternError, UsageError
+from streamwarden.operators.arguments import check_bool, check_duration, check_int, shown
 from streamwarden.operators.engine_input import KIND_EVENT, KIND_REJECTED
-from streamwarden.operators.patterns.compile import CompiledPattern, compile_pattern
+from streamwarden.operators.patterns.compile import (
+    CompiledPattern,
+    compile_pattern,
+    stage_condition,
+)
 from streamwarden.operators.patterns.pattern import Pattern
-from streamwarden.spark.jvm import call_engine
+from streamwarden.spark.jvm import call_engine, first_line, java_message, query_errors_unlogged
 from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
@@ -35,6 +40,11 @@ class PatternOptions:
     ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
     reported as ``overflow`` rows. ``emit_timeouts`` reports partial matches whose window
     closed.
+
+    Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
+    slow-key log), the caps ints, the switches bools; any other type raises
+    :class:`PatternError` naming the option. Convert a config string such as ``"1m"`` first
+    with :func:`streamwarden.config.units.parse_duration`.
     """
 
     max_out_of_orderness: timedelta = timedelta(minutes=1)
@@ -48,12 +58,33 @@ class PatternOptions:
     debug_keep_empty_state: bool = False
 
     def __post_init__(self) -> None:
+        self._check_types()
         if self.max_out_of_orderness < timedelta(0):
-            raise PatternError("max_out_of_orderness must be >= 0")
-        if self.max_partials_per_key < 1:
-            raise PatternError("max_partials_per_key must be >= 1")
-        if self.max_buffered_per_key < 1:
-            raise PatternError("max_buffered_per_key must be >= 1")
+            raise PatternError(
+                f"max_out_of_orderness must be >= 0, got {self.max_out_of_orderness!r}"
+            )
+        for name in ("max_partials_per_key", "max_buffered_per_key"):
+            if getattr(self, name) < 1:
+                raise PatternError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+
+    def _check_types(self) -> None:
+        check_duration(
+            PatternError,
+            "max_out_of_orderness",
+            self.max_out_of_orderness,
+            example="timedelta(minutes=1)",
+        )
+        check_int(PatternError, "max_partials_per_key", self.max_partials_per_key, example="1000")
+        check_int(PatternError, "max_buffered_per_key", self.max_buffered_per_key, example="10_000")
+        for name in ("emit_timeouts", "prefilter", "debug_keep_empty_state"):
+            check_bool(PatternError, name, getattr(self, name))
+        check_duration(
+            PatternError,
+            "slow_key_threshold",
+            self.slow_key_threshold,
+            example="timedelta(seconds=1)",
+            none_allowed=True,
+        )
 
 
 @dataclass(frozen=True)
@@ -97,9 +128,18 @@ def detect(
 ) -> DetectResult:
     """Finds ``pattern`` in each key's events, in event-time order.
 
-    ``events`` has a key column, an event-time column (timestamp, or epoch milliseconds) and
-    whatever the stage conditions use; ``fields`` are carried into each matched event of the
-    output. A column named ``raw`` (the original record), if present, is what dead letters show.
+    ``events`` is a streaming DataFrame (``spark.readStream...``) with a key column, an
+    event-time column (timestamp, or epoch milliseconds) and whatever the stage conditions use;
+    ``fields`` are carried into each matched event of the output. A column named ``raw`` (the
+    original record), if present, is what dead letters show.
+
+    A batch DataFrame is refused with a :class:`UsageError`, as are arguments of the wrong
+    type: partial matches expire by the watermark, which only a streaming query has. For a
+    finite input, read its files as a stream and start the query with
+    ``.trigger(availableNow=True)``; to try a pattern on a few events, use
+    :class:`streamwarden.testing.PatternTester`. Columns that ``key``, ``time``, ``fields``, a
+    ``where_previous`` or a stage condition name but ``events`` lacks raise
+    :class:`PatternError` before any query runs.
 
     Example::
 
@@ -109,14 +149,90 @@ def detect(
         result = detect(events, pattern, key="user_id", time="ts", fields=["url"])
         result.combined.writeStream.foreachBatch(...).start()
     """
+    _check_arguments(events, pattern, key, time, fields, options)
     options = options or PatternOptions()
     for name in (key, time, *fields):
         if name not in events.columns:
             raise PatternError(
                 f"column {name!r} is not in the events; columns: {', '.join(events.columns)}"
             )
+    check_stages(events, pattern)
     compiled = compile_for(events, pattern, fields, options)
     return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+
+
+def check_stages(events: DataFrame, pattern: Pattern) -> None:
+    """Raises :class:`PatternError` naming the stage if a ``where_previous`` compares a column
+    that ``events`` lacks, or a stage condition cannot be evaluated over ``events`` (unknown
+    column, wrong types) or is not a boolean. Spark only analyses the conditions here."""
+    from pyspark.errors import PySparkException
+
+    pattern.check()
+    columns = ", ".join(events.columns)
+    for stage in pattern.stages:
+        for prev in stage.previous:
+            if prev.field not in events.columns:
+                raise PatternError(
+                    f"stage {stage.name!r}: where_previous({prev.field!r}, {prev.op!r}, "
+                    f"{prev.stage!r}) compares column {prev.field!r}, which is not in the "
+                    f"events; columns: {columns}"
+                )
+        try:
+            with query_errors_unlogged():
+                condition = events.select(stage_condition(stage).alias("c"))
+                result_type = condition.schema["c"].dataType
+        except PySparkException as exc:  # analysis errors: unknown column, type mismatch
+            raise PatternError(
+                f"stage {stage.name!r}: its condition cannot be evaluated over the events "
+                f"(columns: {columns}): {first_line(java_message(exc))}"
+            ) from None
+        if not isinstance(result_type, T.BooleanType):
+            raise PatternError(
+                f"stage {stage.name!r}: its condition gives {result_type.simpleString()}, not "
+                "a boolean; write a comparison such as F.col('url').startswith('/scan/')"
+            )
+
+
+def _check_arguments(
+    events: object, pattern: object, key: object, time: object, fields: object, options: object
+) -> None:
+    if not isinstance(events, DataFrame):
+        raise UsageError(
+            "detect(events, ...): events must be a streaming Spark DataFrame such as "
+            f"spark.readStream.json('landing/', schema=...), got a {type(events).__name__}; to "
+            "try a pattern on a few events, use streamwarden.testing.PatternTester"
+        )
+    if not isinstance(pattern, Pattern):
+        raise UsageError(
+            "detect(events, pattern): pattern must be a Pattern such as "
+            "Pattern.begin('first').where(...).within(timedelta(minutes=30)), got a "
+            f"{type(pattern).__name__}"
+        )
+    for name, value in (("key", key), ("time", time)):
+        if not isinstance(value, str):
+            raise UsageError(
+                f"detect(..., {name}=...): {name} must be a column name (a str), got {shown(value)}"
+            )
+    names = fields if isinstance(fields, Sequence) and not isinstance(fields, str) else None
+    if names is None or not all(isinstance(f, str) for f in names):
+        raise UsageError(
+            "detect(..., fields=...): fields must be a list of column names such as ['url'], "
+            f"got {shown(fields)}"
+        )
+    if options is not None and not isinstance(options, PatternOptions):
+        raise UsageError(
+            "detect(..., options=...): options must be a PatternOptions such as "
+            f"PatternOptions(emit_timeouts=True), got a {type(options).__name__}"
+        )
+    if not events.isStreaming:
+        raise UsageError(
+            "detect(events): events is a batch DataFrame, but detect needs a streaming one "
+            "(spark.readStream...): partial matches expire by the watermark of a streaming "
+            "query. For a finite input, read its files as a stream, e.g. "
+            "spark.readStream.json('landing/', schema=...), and start the query with "
+            ".trigger(availableNow=True); to try a pattern on a few events, use "
+            "streamwarden.testing.PatternTester"
+        )
 
 
 def compile_for(

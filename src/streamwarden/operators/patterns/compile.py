@@ -18,7 +18,7 @@ from streamwarden.operators.patterns.pattern import Contiguity, Pattern, Stage, 
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-__all__ = ["CompiledPattern", "compile_pattern"]
+__all__ = ["CompiledPattern", "compile_pattern", "stage_condition"]
 
 
 @dataclass(frozen=True)
@@ -92,14 +92,15 @@ def compile_pattern(
         "debug_keep_empty_state": debug_keep_empty_state,
     }
     bits = [
-        F.when(F.coalesce(_condition(s), F.lit(False)), F.lit(1 << i)).otherwise(F.lit(0))
+        F.when(F.coalesce(stage_condition(s), F.lit(False)), F.lit(1 << i)).otherwise(F.lit(0))
         for i, s in enumerate(pattern.stages)
     ]
     mask = reduce(lambda a, b: a.bitwiseOR(b), bits).cast("long")
     return CompiledPattern(pattern, mask, tuple(carried), plan)
 
 
-def _condition(stage: Stage) -> Column:
+def stage_condition(stage: Stage) -> Column:
+    """The stage's conditions ANDed, ORed with its alternatives; the stage must have one."""
     when_all = reduce(lambda a, b: a & b, stage.conditions) if stage.conditions else None
     options = [c for c in (when_all, *stage.alternatives) if c is not None]
     return reduce(lambda a, b: a | b, options)

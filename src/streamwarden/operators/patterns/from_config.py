@@ -9,7 +9,9 @@ validated events, so bad SQL fails before the query runs, with the stage named.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
 
 from streamwarden.config.model import PatternsConfig, PatternStageConfig
 from streamwarden.errors import ConfigError, PatternError
@@ -19,12 +21,13 @@ from streamwarden.operators.patterns.records import EVENT_COLUMNS
 from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 __all__ = ["compile_conditions", "options_from_config", "pattern_from_config"]
 
-#: Stands in for every condition when only the structure is checked; never compiled.
-_STAND_IN = cast("Column", object())
+#: Stands in for every condition when only the structure is checked; never compiled. A Column
+#: (so that ``Pattern.where`` takes it) made without a SparkSession, holding no expression.
+_STAND_IN: Column = object.__new__(Column)
 
 
 def pattern_from_config(
@@ -92,7 +95,7 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from streamwarden.spark.jvm import java_message
+    from streamwarden.spark.jvm import first_line, java_message
 
     compiled: dict[str, Column] = {}
     columns = ", ".join(events.columns)
@@ -104,7 +107,7 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
         except PySparkException as exc:  # parse and analysis errors
             raise ConfigError(
                 f"{where} is not a valid Spark SQL condition over the events ({columns}): "
-                f"{_first_line(java_message(exc))}"
+                f"{first_line(java_message(exc))}"
             ) from None
         if not isinstance(result_type, T.BooleanType):
             raise ConfigError(
@@ -123,7 +126,3 @@ def options_from_config(config: PatternsConfig) -> PatternOptions:
         emit_timeouts=config.emit_timeouts,
         slow_key_threshold=config.slow_key_threshold,
     )
-
-
-def _first_line(message: str) -> str:
-    return message.strip().splitlines()[0] if message.strip() else message

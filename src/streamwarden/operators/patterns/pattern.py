@@ -13,6 +13,10 @@ A pattern is immutable; every call returns a new one, so a pattern can be shared
 Stage conditions are Spark Column expressions, evaluated natively before the stateful step;
 comparisons with an earlier stage's event (:meth:`Pattern.where_previous`) are evaluated by the
 engine on the partial match.
+
+Arguments of the wrong type (a stage name that is not a str, a window that is not a
+``timedelta``, a condition that is not a Column) raise :class:`PatternError` naming the method,
+the stage and what to pass instead.
 """
 
 from __future__ import annotations
@@ -20,13 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
 
 from streamwarden.errors import PatternError
+from streamwarden.operators.arguments import check_duration, check_int, shown
 from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
-
-if TYPE_CHECKING:
-    from pyspark.sql import Column
 
 __all__ = ["Contiguity", "Pattern", "PreviousCondition", "Stage", "StageKind"]
 
@@ -95,42 +98,50 @@ class Pattern:
     @classmethod
     def begin(cls, name: str) -> Pattern:
         """Starts a pattern with its first stage."""
-        return cls(stages=(Stage(_checked_name(name, ()), contiguity=Contiguity.STRICT),))
+        checked = _checked_name(name, (), f"Pattern.begin({name!r})")
+        return cls(stages=(Stage(checked, contiguity=Contiguity.STRICT),))
 
     def next(self, name: str) -> Pattern:
         """A stage whose event must directly follow the previous stage's (strict)."""
-        return self._append(name, StageKind.NORMAL, Contiguity.STRICT)
+        return self._append("next", name, StageKind.NORMAL, Contiguity.STRICT)
 
     def followed_by(self, name: str) -> Pattern:
         """A stage whose event may come after non-matching events (relaxed)."""
-        return self._append(name, StageKind.NORMAL, Contiguity.RELAXED)
+        return self._append("followed_by", name, StageKind.NORMAL, Contiguity.RELAXED)
 
     def followed_by_any(self, name: str) -> Pattern:
         """Like ``followed_by``, but matching events may be skipped too (every combination)."""
-        return self._append(name, StageKind.NORMAL, Contiguity.ANY)
+        return self._append("followed_by_any", name, StageKind.NORMAL, Contiguity.ANY)
 
     def not_next(self, name: str) -> Pattern:
         """Discards the partial match if the very next event meets this stage's condition."""
-        return self._append(name, StageKind.NOT_NEXT, Contiguity.STRICT)
+        return self._append("not_next", name, StageKind.NOT_NEXT, Contiguity.STRICT)
 
     def not_followed_by(self, name: str) -> Pattern:
         """Discards the partial match if an event meeting this stage's condition comes before
         the next stage's event (or, as the last stage, before the window closes)."""
-        return self._append(name, StageKind.NOT_FOLLOWED_BY, Contiguity.RELAXED)
+        return self._append("not_followed_by", name, StageKind.NOT_FOLLOWED_BY, Contiguity.RELAXED)
 
     def where(self, condition: Column) -> Pattern:
         """Adds a condition (a boolean Spark Column) to the current stage; conditions AND."""
+        self._check_condition("where", condition)
         return self._with_last(conditions=(*self._last.conditions, condition))
 
     def or_(self, condition: Column) -> Pattern:
         """Lets the current stage accept events meeting ``condition`` instead."""
+        self._check_condition("or_", condition)
         return self._with_last(alternatives=(*self._last.alternatives, condition))
 
     def where_previous(self, field: str, op: str, stage: str) -> Pattern:
         """Requires ``field`` of this event to compare (``op``) with the same field of the last
         event matched by the earlier ``stage``, e.g. ``where_previous("url", "!=", "first")``."""
+        call = f"where_previous({field!r}, {op!r}, {stage!r}) on stage {self._last.name!r}"
+        if not isinstance(field, str) or not field:
+            raise PatternError(
+                f"{call}: the field must be a column name such as 'url', got {shown(field)}"
+            )
         if op not in COMPARISONS:
-            raise PatternError(f"comparison {op!r} is not one of {', '.join(COMPARISONS)}")
+            raise PatternError(f"{call}: comparison {op!r} is not one of {', '.join(COMPARISONS)}")
         earlier = [s.name for s in self.stages[:-1] if not s.negation]
         if stage not in earlier:
             raise PatternError(
@@ -142,6 +153,10 @@ class Pattern:
 
     def times(self, n: int, m: int | None = None) -> Pattern:
         """Exactly ``n`` events, or from ``n`` to ``m`` when ``m`` is given."""
+        call = f"times({n!r}, {m!r}) on stage {self._last.name!r}"
+        check_int(PatternError, f"{call}: n", n, example="2")
+        if m is not None:
+            check_int(PatternError, f"{call}: m", m, example="3 (or None for exactly n)")
         high = n if m is None else m
         if n < 1 or high < n:
             raise PatternError(f"times({n}, {m}) on {self._last.name!r}: need 1 <= n <= m")
@@ -149,6 +164,9 @@ class Pattern:
 
     def times_or_more(self, n: int) -> Pattern:
         """``n`` or more events."""
+        check_int(
+            PatternError, f"times_or_more({n!r}) on stage {self._last.name!r}: n", n, example="2"
+        )
         if n < 1:
             raise PatternError(f"times_or_more({n}) on {self._last.name!r}: need n >= 1")
         return self._quantified(min_times=n, max_times=None)
@@ -189,12 +207,23 @@ class Pattern:
     def within(self, duration: timedelta) -> Pattern:
         """The deadline: a match must complete within ``duration`` of its first event. Every
         partial match is dropped at that deadline, so state cannot leak (lesson L3)."""
+        check_duration(
+            PatternError,
+            f"within({duration!r}): the window",
+            duration,
+            example="timedelta(minutes=30)",
+        )
         if duration <= timedelta(0):
             raise PatternError(f"within({duration!r}): the window must be > 0")
         return replace(self, window=duration)
 
     def skip(self, strategy: AfterMatch) -> Pattern:
         """Which partial matches to discard after a match (default: no skip)."""
+        if not isinstance(strategy, AfterMatch):
+            raise PatternError(
+                f"skip({strategy!r}): the strategy must be an AfterMatch such as "
+                f"AfterMatch.skip_past_last_event(), got {shown(strategy)}"
+            )
         if strategy.stage is not None and strategy.stage not in self.stage_names:
             raise PatternError(
                 f"{strategy.kind.value}({strategy.stage!r}) names no stage of this pattern; "
@@ -240,9 +269,19 @@ class Pattern:
     def _last(self) -> Stage:
         return self.stages[-1]
 
-    def _append(self, name: str, kind: StageKind, contiguity: Contiguity) -> Pattern:
-        stage = Stage(_checked_name(name, self.stage_names), kind=kind, contiguity=contiguity)
+    def _append(self, method: str, name: str, kind: StageKind, contiguity: Contiguity) -> Pattern:
+        call = f"{method}({name!r}) after stage {self._last.name!r}"
+        stage = Stage(_checked_name(name, self.stage_names, call), kind=kind, contiguity=contiguity)
         return replace(self, stages=(*self.stages, stage))
+
+    def _check_condition(self, method: str, condition: object) -> None:
+        if isinstance(condition, Column):
+            return
+        hint = f"; for SQL text, pass F.expr({condition!r})" if isinstance(condition, str) else ""
+        raise PatternError(
+            f"{method}() on stage {self._last.name!r}: a condition must be a boolean Spark "
+            f"Column such as F.col('type') == 'scan', got {shown(condition)}{hint}"
+        )
 
     def _with_last(self, **changes: object) -> Pattern:
         return replace(self, stages=(*self.stages[:-1], replace(self._last, **changes)))  # type: ignore[arg-type]
@@ -253,7 +292,9 @@ class Pattern:
         return self._with_last(min_times=min_times, max_times=max_times)
 
 
-def _checked_name(name: str, taken: tuple[str, ...]) -> str:
+def _checked_name(name: str, taken: tuple[str, ...], call: str) -> str:
+    if not isinstance(name, str):
+        raise PatternError(f"{call}: a stage name must be a str such as 'first', got {shown(name)}")
     if not name or ":" in name:
         raise PatternError(f"stage name {name!r} must be non-empty and contain no ':'")
     if name in taken:

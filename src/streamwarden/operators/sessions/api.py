@@ -9,6 +9,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from streamwarden.config.model import FieldNames, ValidationConfig
+from streamwarden.errors import UsageError
 from streamwarden.operators.engine_input import engine_input
 from streamwarden.operators.sessions.params import SessionParams
 from streamwarden.spark.jvm import call_engine
@@ -72,11 +73,16 @@ def sessionize(
 ) -> SessionizeResult:
     """Groups each user's pageviews into sessions.
 
-    ``events`` is a streaming (or batch) DataFrame with either one string column ``raw`` (or
-    ``value``, as ``spark.readStream.text`` gives) holding a JSON record per row, or typed
-    columns named by ``fields``. Records are validated first; rejects become dead letters with
-    a reason. A session is emitted once the watermark passes its end plus ``gap``, and updated
-    (``revision`` + 1) by late events within ``allowed_lateness``.
+    ``events`` is a streaming DataFrame (``spark.readStream...``) with either one string column
+    ``raw`` (or ``value``, as ``spark.readStream.text`` gives) holding a JSON record per row, or
+    typed columns named by ``fields``. Records are validated first; rejects become dead letters
+    with a reason. A session is emitted once the watermark passes its end plus ``gap``, and
+    updated (``revision`` + 1) by late events within ``allowed_lateness``.
+
+    A batch DataFrame is refused with a :class:`UsageError`, as are arguments of the wrong
+    type: sessions are closed by the watermark, which only a streaming query has. For a finite
+    input, read its files as a stream and start the query with ``.trigger(availableNow=True)``;
+    to try the rules on a few events, use :class:`streamwarden.testing.SessionTester`.
 
     Example::
 
@@ -84,6 +90,7 @@ def sessionize(
                             SessionParams(gap=timedelta(minutes=30)))
         result.combined.writeStream.foreachBatch(...).start()
     """
+    _check_arguments(events, params, fields, validation)
     params = params or SessionParams()
     fields = fields or FieldNames()
     validation = validation or ValidationConfig(max_pages=params.max_pages)
@@ -99,6 +106,42 @@ def sessionize(
         ),
     )
     return SessionizeResult(DataFrame(jdf, spark))
+
+
+def _check_arguments(events: object, params: object, fields: object, validation: object) -> None:
+    if not isinstance(events, DataFrame):
+        raise UsageError(
+            "sessionize(events, ...): events must be a streaming Spark DataFrame such as "
+            f"spark.readStream.text('landing/'), got a {type(events).__name__}; to try the "
+            "session rules on a few events, use streamwarden.testing.SessionTester"
+        )
+    if params is not None and not isinstance(params, SessionParams):
+        hint = "; for a dict of settings, pass SessionParams(**settings)"
+        raise UsageError(
+            "sessionize(events, params): params must be a SessionParams such as "
+            f"SessionParams(gap=timedelta(minutes=30)), got a {type(params).__name__}"
+            + (hint if isinstance(params, dict) else "")
+        )
+    if fields is not None and not isinstance(fields, FieldNames):
+        raise UsageError(
+            "sessionize(..., fields=...): fields must be a streamwarden.config.FieldNames such "
+            f"as FieldNames(user_id='uid'), got a {type(fields).__name__}"
+        )
+    if validation is not None and not isinstance(validation, ValidationConfig):
+        raise UsageError(
+            "sessionize(..., validation=...): validation must be a "
+            "streamwarden.config.ValidationConfig such as ValidationConfig(max_pages=100), got "
+            f"a {type(validation).__name__}"
+        )
+    if not events.isStreaming:
+        raise UsageError(
+            "sessionize(events): events is a batch DataFrame, but sessionize needs a streaming "
+            "one (spark.readStream...): sessions are closed by the watermark of a streaming "
+            "query. For a finite input, read its files as a stream, e.g. "
+            "spark.readStream.text('landing/'), and start the query with "
+            ".trigger(availableNow=True); to try the session rules on a few events, use "
+            "streamwarden.testing.SessionTester"
+        )
 
 
 def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from streamwarden.config.model import SessionsConfig, ValidationConfig
 from streamwarden.errors import ConfigError
+from streamwarden.operators.arguments import check_bool, check_duration, check_int
 
 __all__ = ["SessionParams"]
 
@@ -19,7 +20,13 @@ def _ms(value: timedelta) -> int:
 @dataclass(frozen=True)
 class SessionParams:
     """What the session engine needs. Every piece of state it keeps is bounded by
-    ``gap + allowed_lateness`` after the user's last event in event time (lessons L1-L3)."""
+    ``gap + allowed_lateness`` after the user's last event in event time (lessons L1-L3).
+
+    Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
+    slow-key log); ``max_pages`` and ``max_session_bytes`` are ints; ``collect_urls`` a bool.
+    Any other type raises :class:`ConfigError` naming the parameter; convert a config string
+    such as ``"30m"`` first with :func:`streamwarden.config.units.parse_duration`.
+    """
 
     gap: timedelta = timedelta(minutes=30)
     allowed_lateness: timedelta = timedelta(0)
@@ -30,12 +37,38 @@ class SessionParams:
     slow_key_threshold: timedelta | None = timedelta(seconds=1)
 
     def __post_init__(self) -> None:
+        self._check_types()
         if self.gap <= timedelta(0):
             raise ConfigError(f"gap must be > 0, got {self.gap!r}; sessions need a gap to end")
-        if self.allowed_lateness < timedelta(0) or self.max_out_of_orderness < timedelta(0):
-            raise ConfigError("allowed_lateness and max_out_of_orderness must be >= 0")
-        if self.max_pages < 1 or self.max_session_bytes < 1:
-            raise ConfigError("max_pages and max_session_bytes must be >= 1")
+        for name in ("allowed_lateness", "max_out_of_orderness"):
+            value = getattr(self, name)
+            if value < timedelta(0):
+                raise ConfigError(f"{name} must be >= 0, got {value!r}")
+        for name in ("max_pages", "max_session_bytes"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+
+    def _check_types(self) -> None:
+        check_duration(ConfigError, "gap", self.gap, example="timedelta(minutes=30)")
+        check_duration(
+            ConfigError, "allowed_lateness", self.allowed_lateness, example="timedelta(minutes=10)"
+        )
+        check_duration(
+            ConfigError,
+            "max_out_of_orderness",
+            self.max_out_of_orderness,
+            example="timedelta(minutes=1)",
+        )
+        check_int(ConfigError, "max_pages", self.max_pages, example="300")
+        check_int(ConfigError, "max_session_bytes", self.max_session_bytes, example="4_000_000")
+        check_bool(ConfigError, "collect_urls", self.collect_urls)
+        check_duration(
+            ConfigError,
+            "slow_key_threshold",
+            self.slow_key_threshold,
+            example="timedelta(seconds=1)",
+            none_allowed=True,
+        )
 
     @classmethod
     def from_config(cls, sessions: SessionsConfig, validation: ValidationConfig) -> SessionParams:

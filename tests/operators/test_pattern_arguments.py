@@ -1,0 +1,248 @@
+"""Wrong arguments to the pattern API are refused with the method or option, the stage, the
+value given and what to pass instead; never a TypeError or AttributeError from inside."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+from streamwarden.errors import PatternError, UsageError
+from streamwarden.operators.patterns import Pattern, PatternOptions, detect
+from streamwarden.operators.patterns.skip import AfterMatch
+from streamwarden.testing import PatternTester
+
+A = Pattern.begin("a")
+
+
+@pytest.mark.parametrize(
+    ("build", "expected"),
+    [
+        (
+            lambda: Pattern.begin(1),
+            "Pattern.begin(1): a stage name must be a str such as 'first', got 1 (int)",
+        ),
+        (
+            lambda: A.followed_by(None),
+            "followed_by(None) after stage 'a': a stage name must be a str",
+        ),
+        (
+            lambda: A.within(30),
+            "within(30): the window must be a datetime.timedelta such as "
+            "timedelta(minutes=30), got 30 (int)",
+        ),
+        (
+            lambda: A.within("30m"),
+            "within('30m'): the window must be a datetime.timedelta such as "
+            "timedelta(minutes=30), got '30m' (str); to read a config string such as '30m', "
+            "use streamwarden.config.units.parse_duration('30m')",
+        ),
+        (
+            lambda: A.times("2"),
+            "times('2', None) on stage 'a': n must be an int such as 2, got '2' (str)",
+        ),
+        (lambda: A.times(2, 3.5), "times(2, 3.5) on stage 'a': m must be an int"),
+        (
+            lambda: A.times_or_more(True),
+            "times_or_more(True) on stage 'a': n must be an int such as 2, got True (bool)",
+        ),
+        (
+            lambda: A.where("url LIKE '/scan/%'"),
+            "where() on stage 'a': a condition must be a boolean Spark Column such as "
+            "F.col('type') == 'scan', got \"url LIKE '/scan/%'\" (str); for SQL text, pass "
+            "F.expr(\"url LIKE '/scan/%'\")",
+        ),
+        (lambda: A.or_(True), "or_() on stage 'a': a condition must be a boolean Spark Column"),
+        (
+            lambda: A.followed_by("b").where_previous(1, "==", "a"),
+            "where_previous(1, '==', 'a') on stage 'b': the field must be a column name such "
+            "as 'url', got 1 (int)",
+        ),
+        (
+            lambda: A.skip("skip_past_last_event"),
+            "skip('skip_past_last_event'): the strategy must be an AfterMatch such as "
+            "AfterMatch.skip_past_last_event(), got 'skip_past_last_event' (str)",
+        ),
+    ],
+    ids=[
+        "begin-int",
+        "followed_by-None",
+        "within-int",
+        "within-str",
+        "times-str",
+        "times-float-max",
+        "times_or_more-bool",
+        "where-str",
+        "or_-bool",
+        "where_previous-int",
+        "skip-str",
+    ],
+)
+def test_a_pattern_method_given_the_wrong_type_names_the_method_the_stage_and_the_fix(
+    build: Callable[[], Any], expected: str
+) -> None:
+    with pytest.raises(PatternError) as caught:
+        build()
+    assert str(caught.value).startswith(expected)
+
+
+def test_a_pattern_method_given_the_right_types_builds_the_stage() -> None:
+    pattern = A.times(2, 3).within(timedelta(minutes=5)).skip(AfterMatch.skip_to_next())
+    assert (pattern.stages[0].min_times, pattern.stages[0].max_times) == (2, 3)
+    assert pattern.window == timedelta(minutes=5)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (
+            {"max_out_of_orderness": 60},
+            "max_out_of_orderness must be a datetime.timedelta such as timedelta(minutes=1), "
+            "got 60 (int)",
+        ),
+        (
+            {"slow_key_threshold": "1s"},
+            "slow_key_threshold must be a datetime.timedelta such as timedelta(seconds=1) or "
+            "None, got '1s' (str)",
+        ),
+        (
+            {"max_partials_per_key": "10"},
+            "max_partials_per_key must be an int such as 1000, got '10' (str)",
+        ),
+        ({"max_buffered_per_key": 1.5}, "max_buffered_per_key must be an int"),
+        ({"emit_timeouts": 1}, "emit_timeouts must be True or False, got 1 (int)"),
+        ({"prefilter": None}, "prefilter must be True or False, got None (NoneType)"),
+        (
+            {"max_out_of_orderness": timedelta(seconds=-1)},
+            "max_out_of_orderness must be >= 0, got datetime.timedelta(days=-1, seconds=86399)",
+        ),
+        ({"max_partials_per_key": 0}, "max_partials_per_key must be >= 1, got 0"),
+    ],
+    ids=lambda v: str(v) if isinstance(v, dict) else "",
+)
+def test_pattern_options_of_the_wrong_type_or_range_are_refused_naming_the_option(
+    arguments: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(PatternError) as caught:
+        PatternOptions(**arguments)
+    assert str(caught.value).startswith(expected)
+
+
+# -- detect ------------------------------------------------------------------------------------
+def scans() -> Pattern:
+    scan = F.col("url").startswith("/scan/")
+    return (
+        Pattern.begin("scan")
+        .where(scan)
+        .followed_by("other_host")
+        .where(scan)
+        .where_previous("url", "!=", "scan")
+        .within(timedelta(minutes=30))
+    )
+
+
+def scan_events(spark: Any, folder: Path) -> Any:
+    return spark.readStream.schema("user_id string, ts long, url string").json(str(folder))
+
+
+def test_detect_on_something_other_than_a_dataframe_is_refused_saying_what_it_needs() -> None:
+    with pytest.raises(UsageError) as caught:
+        detect([{"user_id": "u"}], A, key="user_id", time="ts")  # type: ignore[arg-type]
+    assert str(caught.value).startswith(
+        "detect(events, ...): events must be a streaming Spark DataFrame such as "
+        "spark.readStream.json('landing/', schema=...), got a list"
+    )
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (
+            {"pattern": "scan then scan"},
+            "detect(events, pattern): pattern must be a Pattern such as "
+            "Pattern.begin('first').where(...).within(timedelta(minutes=30)), got a str",
+        ),
+        ({"key": 1}, "detect(..., key=...): key must be a column name (a str), got 1 (int)"),
+        (
+            {"fields": "url"},
+            "detect(..., fields=...): fields must be a list of column names such as ['url'], "
+            "got 'url' (str)",
+        ),
+        (
+            {"options": {"emit_timeouts": True}},
+            "detect(..., options=...): options must be a PatternOptions such as "
+            "PatternOptions(emit_timeouts=True), got a dict",
+        ),
+    ],
+    ids=["pattern-str", "key-int", "fields-str", "options-dict"],
+)
+def test_detect_with_arguments_of_the_wrong_type_is_refused_saying_what_to_pass(
+    spark: Any, tmp_path: Path, arguments: dict[str, Any], expected: str
+) -> None:
+    call = {"pattern": scans(), "key": "user_id", "time": "ts", **arguments}
+    with pytest.raises(UsageError) as caught:
+        detect(scan_events(spark, tmp_path), **call)
+    assert str(caught.value).startswith(expected)
+
+
+@pytest.mark.spark
+def test_detect_on_a_batch_dataframe_is_refused_before_any_query_runs(spark: Any) -> None:
+    batch = spark.createDataFrame([("u", 0, "/scan/a")], "user_id string, ts long, url string")
+    with pytest.raises(UsageError) as caught:
+        detect(batch, scans(), key="user_id", time="ts")
+    message = str(caught.value)
+    assert message.startswith("detect(events): events is a batch DataFrame")
+    assert ".trigger(availableNow=True)" in message
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("second_stage", "expected"),
+    [
+        (
+            lambda p: p.where(F.col("uri").startswith("/scan/")),
+            "stage 'other_host': its condition cannot be evaluated over the events (columns: "
+            "user_id, ts, url): [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or "
+            "function parameter with name `uri` cannot be resolved.",
+        ),
+        (
+            lambda p: p.where(F.col("url")),
+            "stage 'other_host': its condition gives string, not a boolean; write a comparison",
+        ),
+        (
+            lambda p: p.where(F.lit(True)).where_previous("host", "!=", "scan"),
+            "stage 'other_host': where_previous('host', '!=', 'scan') compares column 'host', "
+            "which is not in the events; columns: user_id, ts, url",
+        ),
+    ],
+    ids=["unknown-column", "not-boolean", "where_previous-unknown-field"],
+)
+def test_a_stage_condition_the_events_cannot_answer_is_a_pattern_error_naming_the_stage(
+    spark: Any,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+    second_stage: Callable[[Pattern], Pattern],
+    expected: str,
+) -> None:
+    start = Pattern.begin("scan").where(F.col("url").startswith("/scan/"))
+    pattern = second_stage(start.followed_by("other_host")).within(timedelta(minutes=30))
+    with pytest.raises(PatternError) as caught:
+        detect(scan_events(spark, tmp_path), pattern, key="user_id", time="ts")
+    message = str(caught.value)
+    assert message.startswith(expected)
+    assert "\n" not in message  # one line: no query plan, no Java trace
+    assert "Exception" not in capfd.readouterr().err  # nor is the trace logged to stderr
+
+
+# -- PatternTester -----------------------------------------------------------------------------
+@pytest.mark.spark
+def test_pattern_tester_refuses_naive_datetimes_saying_what_to_pass(spark: Any) -> None:
+    tester = PatternTester(spark, scans())
+    naive = {"key": "u", "ts": datetime(2026, 1, 1), "url": "/scan/a"}
+    with pytest.raises(UsageError, match=r"times must be timezone-aware datetimes or epoch "):
+        tester.run_batch([naive], watermark=0)
