@@ -201,6 +201,28 @@ def test_detect_on_a_batch_dataframe_is_refused_before_any_query_runs(spark: Any
 
 
 @pytest.mark.spark
+def test_an_event_time_column_of_text_is_refused_saying_how_to_convert_it(
+    spark: Any, tmp_path: Path
+) -> None:
+    events = spark.readStream.schema("user_id string, ts string, url string").json(str(tmp_path))
+    with pytest.raises(PatternError) as caught:
+        detect(events, scans(), key="user_id", time="ts")
+    assert str(caught.value).startswith(
+        "column 'ts' (time) is string; detect needs a timestamp or epoch milliseconds"
+    )
+    assert "F.to_timestamp('ts')" in str(caught.value)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("kind", ["timestamp", "long"])
+def test_an_event_time_column_of_timestamps_or_epoch_millis_is_accepted(
+    spark: Any, tmp_path: Path, kind: str
+) -> None:
+    events = spark.readStream.schema(f"user_id string, ts {kind}, url string").json(str(tmp_path))
+    assert detect(events, scans(), key="user_id", time="ts").combined.isStreaming
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize(
     ("second_stage", "expected"),
     [

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 __all__ = [
     "PYSPARK_QUERY_LOGGERS",
     "call_engine",
+    "engine_on_classpath",
     "first_line",
     "java_message",
+    "missing_engine_message",
     "query_errors_unlogged",
 ]
 
@@ -32,12 +34,33 @@ def call_engine(spark: SparkSession, what: str, call: Callable[[Any], Any]) -> A
         return call(spark._jvm)
     except Py4JJavaError as exc:
         raise EngineError(f"the engine could not build '{what}': {java_message(exc)}") from None
-    except Py4JError as exc:
-        raise EngineError(
-            f"the engine class for '{what}' is not on Spark's classpath ({exc}); create the "
-            "SparkSession with streamwarden.spark.build_spark_session(), which adds the engine "
-            "jar through spark.jars, before any other session is created"
-        ) from None
+    except Py4JError:
+        raise EngineError(missing_engine_message(f"the engine class for '{what}'")) from None
+    except TypeError as exc:  # py4j makes an unknown class an uncallable JavaPackage
+        if "JavaPackage" not in str(exc):
+            raise
+        raise EngineError(missing_engine_message(f"the engine class for '{what}'")) from None
+
+
+def missing_engine_message(subject: str) -> str:
+    """What to do when the engine jar is not on a session's classpath."""
+    from streamwarden.spark.engine_jar import engine_jar_path
+
+    return (
+        f"{subject} is not on Spark's classpath: the SparkSession was created without "
+        "streamwarden's engine jar. Create it with "
+        "streamwarden.spark.session.build_spark_session() before any other session (stop an "
+        "earlier one with spark.stop()), or start your own with spark.jars and "
+        f"spark.driver.extraClassPath set to {str(engine_jar_path())!r}"
+    )
+
+
+def engine_on_classpath(spark: SparkSession) -> bool:
+    """Whether the engine's classes can be reached through ``spark``'s JVM gateway."""
+    from py4j.java_gateway import JavaClass
+
+    jvm = spark._jvm
+    return jvm is not None and isinstance(jvm.io.streamwarden.engine.Sessionizer, JavaClass)
 
 
 def java_message(exc: BaseException) -> str:

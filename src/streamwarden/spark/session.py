@@ -11,7 +11,9 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from streamwarden.errors import EngineError
 from streamwarden.spark.engine_jar import engine_jar_path
+from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,6 +51,7 @@ def build_spark_session(
 
     An existing active session is reused by Spark's builder; its static settings (such as
     ``spark.jars``) cannot change afterwards, so build the session through this function first.
+    Raises :class:`EngineError` when the session it gets cannot reach the engine's classes.
     """
     from pyspark.sql import SparkSession
 
@@ -70,5 +73,7 @@ def build_spark_session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if not engine_on_classpath(spark):  # an earlier session was reused, without the jar
+        raise EngineError(missing_engine_message("the engine jar"))
     spark.sparkContext.setLogLevel("WARN")
     return spark

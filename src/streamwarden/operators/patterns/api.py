@@ -156,9 +156,23 @@ def detect(
             raise PatternError(
                 f"column {name!r} is not in the events; columns: {', '.join(events.columns)}"
             )
+    _check_time_type(events, time)
     check_stages(events, pattern)
     compiled = compile_for(events, pattern, fields, options)
     return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+
+
+def _check_time_type(events: DataFrame, time: str) -> None:
+    """The event time must be a timestamp or whole epoch milliseconds: text would be read as
+    no time at all, and every event dead-lettered as missing one."""
+    kind = events.schema[time].dataType
+    if isinstance(kind, T.TimestampType | T.TimestampNTZType | T.LongType | T.IntegerType):
+        return
+    raise PatternError(
+        f"column {time!r} (time) is {kind.simpleString()}; detect needs a timestamp or epoch "
+        f"milliseconds: convert it first, e.g. events.withColumn({time!r}, "
+        f"F.to_timestamp({time!r})) for ISO-8601 text"
+    )
 
 
 def check_stages(events: DataFrame, pattern: Pattern) -> None:
