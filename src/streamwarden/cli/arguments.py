@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["at_least"]
+__all__ = ["at_least", "fraction"]
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -23,3 +23,14 @@ def at_least(minimum: int) -> Callable[[str], int]:
 
     parse.__name__ = f"whole number >= {minimum}"
     return parse
+
+
+def fraction(text: str) -> float:
+    """An argparse ``type``: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
+    return value

@@ -13,7 +13,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from streamwarden.cli import doctor, inspect, report, rescale, status
+from streamwarden.cli import doctor, generate, inspect, report, rescale, status
 from streamwarden.cli.arguments import at_least
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import PYSPARK_QUERY_LOGGERS, java_message
@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for command in (status, report):
         command.add_parser(commands)
-    for module in (inspect, rescale, doctor):
+    for module in (inspect, rescale, doctor, generate):
         module.register(commands)  # each sets its own handler
     demo.add_argument(
         "--actors",
