@@ -1,0 +1,65 @@
+"""streamwarden: stateful stream processing on PySpark whose state never leaks.
+
+The public API, importable from here (loaded on first use, so that the command line starts
+without importing Spark)::
+
+    from streamwarden import build_spark_session, sessionize, SessionParams
+    from streamwarden import detect, Pattern, PatternOptions, AfterMatch
+
+The pipeline runner is :class:`streamwarden.pipeline.Pipeline` with a config from
+:func:`streamwarden.config.load_config`; the testers are in :mod:`streamwarden.testing`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from streamwarden.config import load_config
+    from streamwarden.operators.patterns import AfterMatch, Pattern, PatternOptions, detect
+    from streamwarden.operators.sessions import SessionizeResult, SessionParams, sessionize
+    from streamwarden.pipeline import Pipeline
+    from streamwarden.spark.session import build_spark_session
+
+try:
+    __version__ = version("streamwarden")
+except PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
+
+_HOMES = {
+    "AfterMatch": "streamwarden.operators.patterns",
+    "Pattern": "streamwarden.operators.patterns",
+    "PatternOptions": "streamwarden.operators.patterns",
+    "detect": "streamwarden.operators.patterns",
+    "SessionParams": "streamwarden.operators.sessions",
+    "SessionizeResult": "streamwarden.operators.sessions",
+    "sessionize": "streamwarden.operators.sessions",
+    "Pipeline": "streamwarden.pipeline",
+    "load_config": "streamwarden.config",
+    "build_spark_session": "streamwarden.spark.session",
+}
+
+__all__ = [
+    "AfterMatch",
+    "Pattern",
+    "PatternOptions",
+    "Pipeline",
+    "SessionParams",
+    "SessionizeResult",
+    "__version__",
+    "build_spark_session",
+    "detect",
+    "load_config",
+    "sessionize",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'streamwarden' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value

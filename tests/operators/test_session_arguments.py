@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from streamwarden.config import ValidationConfig
 from streamwarden.errors import ConfigError, UsageError
 from streamwarden.operators.sessions import SessionParams, sessionize
 from streamwarden.testing import SessionTester
@@ -128,6 +129,16 @@ def test_sessionize_on_a_streaming_dataframe_builds_the_streaming_step(
 ) -> None:
     result = sessionize(spark.readStream.text(str(tmp_path)), SessionParams())
     assert result.combined.isStreaming
+
+
+@pytest.mark.spark
+def test_a_page_cap_given_twice_with_two_values_is_refused(spark: Any, tmp_path: Path) -> None:
+    events = spark.readStream.text(str(tmp_path))
+    fifty = ValidationConfig(max_pages=50)
+    with pytest.raises(UsageError, match=r"validation.max_pages \(50\) and params.max_pages"):
+        sessionize(events, SessionParams(max_pages=300), validation=fifty)
+    same = sessionize(events, SessionParams(max_pages=50), validation=fifty)
+    assert same.combined.isStreaming
 
 
 # -- SessionTester -----------------------------------------------------------------------------

@@ -243,6 +243,9 @@ class SinksConfig(_Strict):
 
 
 class CheckpointConfig(_Strict):
+    """Where the query's checkpoint lives: offsets, commits and the state store. Keep it with
+    the outputs: a run resumes from it, and ``inspect`` and ``rescale`` read it."""
+
     path: ConfigPath
 
 

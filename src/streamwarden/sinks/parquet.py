@@ -3,7 +3,8 @@
 Each batch is written to a staging folder (ignored by readers because of its leading
 underscore) and renamed to ``batch_id=NNNNNNNNNN`` in one atomic step. A replayed batch whose
 folder already exists is skipped, so a crash at any point leaves each batch once or not at all.
-The rename is atomic on local and POSIX file systems; object stores need the Delta sink.
+The rename is atomic on local and POSIX file systems, not on object stores (S3 and the like):
+there, write to a local or HDFS path until a transactional sink (Delta, planned) exists.
 """
 
 from __future__ import annotations

@@ -38,8 +38,11 @@ class PatternOptions:
     arrives is dead-lettered ``too_late``. ``max_buffered_per_key`` caps one key's events
     waiting for the watermark; events past it are dead-lettered ``key_buffer_full`` (lesson L4).
     ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
-    reported as ``overflow`` rows. ``emit_timeouts`` reports partial matches whose window
-    closed.
+    reported as ``overflow`` rows (``DetectResult.overflows``). ``emit_timeouts`` reports
+    partial matches whose window closed. ``slow_key_threshold``: the engine logs a key whose
+    work in a batch took longer. ``prefilter``: when every contiguity is relaxed, drop events
+    that meet no stage condition before the engine (they cannot change a match); off, every
+    event reaches the NFA.
 
     Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
     slow-key log), the caps ints, the switches bools; any other type raises

@@ -234,6 +234,7 @@ class Pattern:
     # -- reading ----------------------------------------------------------------------------
     @property
     def stage_names(self) -> tuple[str, ...]:
+        """The stages' names, first to last."""
         return tuple(s.name for s in self.stages)
 
     def check(self) -> None:

@@ -57,10 +57,12 @@ class SessionizeResult:
 
     @property
     def sessions(self) -> DataFrame:
+        """Session revisions: one row per emitted session or late update (``revision``)."""
         return session_rows(self.combined)
 
     @property
     def dead_letters(self) -> DataFrame:
+        """Rejected records: the original ``raw`` record, ``reason``, ``detail`` and times."""
         return dead_letter_rows(self.combined)
 
 
@@ -93,6 +95,12 @@ def sessionize(
     _check_arguments(events, params, fields, validation)
     params = params or SessionParams()
     fields = fields or FieldNames()
+    if validation is not None and validation.max_pages != params.max_pages:
+        raise UsageError(
+            f"sessionize: validation.max_pages ({validation.max_pages}) and params.max_pages "
+            f"({params.max_pages}) differ, but they are one setting (the highest page_number "
+            "accepted and the per-session page cap); give both the same value"
+        )
     validation = validation or ValidationConfig(max_pages=params.max_pages)
     validated = validate_records(_as_raw(events, fields), fields, validation)
     spark: SparkSession = events.sparkSession

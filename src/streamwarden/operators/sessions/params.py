@@ -22,6 +22,14 @@ class SessionParams:
     """What the session engine needs. Every piece of state it keeps is bounded by
     ``gap + allowed_lateness`` after the user's last event in event time (lessons L1-L3).
 
+    - ``gap``: a session ends after this long without an event of its user;
+    - ``allowed_lateness``: how long after its close a session still takes late events;
+    - ``max_out_of_orderness``: the watermark delay (max event time minus this);
+    - ``max_pages`` / ``max_session_bytes``: per-session caps; events past them are
+      dead-lettered and the session flagged ``truncated``;
+    - ``collect_urls``: keep the list of urls (within the byte cap) in each session;
+    - ``slow_key_threshold``: the engine logs a user whose work in a batch took longer.
+
     Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
     slow-key log); ``max_pages`` and ``max_session_bytes`` are ints; ``collect_urls`` a bool.
     Any other type raises :class:`ConfigError` naming the parameter; convert a config string
@@ -72,6 +80,7 @@ class SessionParams:
 
     @classmethod
     def from_config(cls, sessions: SessionsConfig, validation: ValidationConfig) -> SessionParams:
+        """The parameters a pipeline config's ``[sessions]`` and ``[validation]`` describe."""
         return cls(
             gap=sessions.gap,
             allowed_lateness=sessions.allowed_lateness,

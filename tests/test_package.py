@@ -1,0 +1,38 @@
+"""The top-level package: the public API importable from ``streamwarden``, loaded lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import streamwarden
+from streamwarden.operators.patterns import detect
+from streamwarden.operators.sessions import sessionize
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_version_is_the_one_the_project_declares():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert streamwarden.__version__ == declared
+
+
+def test_every_name_in_all_is_importable_from_the_top():
+    for name in streamwarden.__all__:
+        assert getattr(streamwarden, name) is not None
+    assert streamwarden.sessionize is sessionize and streamwarden.detect is detect
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="has no attribute 'sessionise'"):
+        _ = streamwarden.sessionise
+
+
+def test_importing_the_package_does_not_start_importing_spark():
+    code = "import sys, streamwarden; print('pyspark' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
