@@ -163,3 +163,21 @@ def test_container_memory_reads_spark_and_kubernetes_units():
 def test_container_memory_without_a_unit_is_refused_as_ambiguous(bare):
     with pytest.raises(ConfigError, match="container_memory needs a unit"):
         config(resources={"container_memory": bare})
+
+
+@pytest.mark.spark
+def test_a_partition_count_the_checkpoint_overrides_is_reported_with_both_ways_out(
+    sessions_checkpoint,
+):
+    # the checkpoint was made with 2 state partitions
+    matching = config(checkpoint={"path": str(sessions_checkpoint)})
+    assert "partitions-pinned-by-checkpoint" not in codes(matching)
+    other = config(
+        checkpoint={"path": str(sessions_checkpoint)},
+        spark={"master": "local[2]", "shuffle_partitions": 4},
+    )
+    [finding] = [f for f in diagnose(other) if f.code == "partitions-pinned-by-checkpoint"]
+    assert finding.severity == Severity.WARNING
+    assert "holds its state in 2 partitions" in finding.message
+    assert "set shuffle_partitions = 2" in finding.fix
+    assert f"streamwarden rescale {sessions_checkpoint} --partitions 4" in finding.fix

@@ -253,9 +253,39 @@ def _mib(n: int) -> str:
     return f"{n / MIB:.0f} MiB"
 
 
+def check_checkpoint_partitions(config: PipelineConfig) -> list[Finding]:
+    """A checkpoint pins its state partition count: Spark takes it over the session's
+    ``spark.sql.shuffle.partitions``, so a config that says otherwise is silently ignored."""
+    from streamwarden.checkpoints.files import CheckpointFiles
+    from streamwarden.errors import StreamwardenError
+
+    path = config.checkpoint.path
+    if not path.is_dir():
+        return []  # a first run: the config's count will be pinned
+    try:
+        pinned = CheckpointFiles(path).shuffle_partitions()
+    except StreamwardenError:  # not a checkpoint yet, or damaged: `run` and `inspect` say so
+        return []
+    wanted = config.spark.shuffle_partitions
+    if pinned is None or pinned == wanted:
+        return []
+    return [
+        Finding(
+            "partitions-pinned-by-checkpoint",
+            Severity.WARNING,
+            f"spark.shuffle_partitions = {wanted}, but the checkpoint at {str(path)!r} holds its "
+            f"state in {pinned} partitions, and Spark keeps those: the setting is ignored",
+            f"set shuffle_partitions = {pinned} to match, or change the count with "
+            f"`streamwarden rescale {path} --partitions {wanted}` while the pipeline is stopped",
+            "L11",
+        )
+    ]
+
+
 CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_memory,
     check_partitions,
+    check_checkpoint_partitions,
     check_deadlines,
     check_state_store,
 )
