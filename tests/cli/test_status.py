@@ -115,6 +115,9 @@ def test_a_stopped_pipeline_says_so_and_keeps_its_last_progress(running_pipeline
     assert "last completed batch: " in out
     # nothing live is claimed for a process that has ended
     assert "current batch" not in out and "metrics:" not in out and "UI http" not in out
+    assert main(["status", str(config), "--threads"]) == 0
+    out = capsys.readouterr().out
+    assert "no thread dumps: --threads needs the pipeline running" in out
 
 
 def test_ctrl_c_stops_the_pipeline_with_one_line_and_exit_code_130(running_pipeline):

@@ -27,7 +27,10 @@ def add_parser(commands: Any) -> None:
 def status_command(target: Path, *, threads: bool = False) -> int:
     from streamwarden.monitoring.status import collect_status, find_progress_dir
 
-    print(format_status(collect_status(find_progress_dir(target), threads=threads)))
+    status = collect_status(find_progress_dir(target), threads=threads)
+    print(format_status(status))
+    if threads and status.published.get("state") not in ("starting", "running"):
+        print("(no thread dumps: --threads needs the pipeline running)")
     return 0
 
 
