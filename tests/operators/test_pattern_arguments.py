@@ -228,13 +228,14 @@ def test_an_event_time_column_of_timestamps_or_epoch_millis_is_accepted(
     [
         (
             lambda p: p.where(F.col("uri").startswith("/scan/")),
-            "stage 'other_host': its condition cannot be evaluated over the events (columns: "
-            "user_id, ts, url): [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or "
+            "stage 'other_host': its condition cannot be evaluated: "
+            "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or "
             "function parameter with name `uri` cannot be resolved.",
         ),
         (
             lambda p: p.where(F.col("url")),
-            "stage 'other_host': its condition gives string, not a boolean; write a comparison",
+            "stage 'other_host': its condition gives string, not a boolean (columns: user_id, "
+            "ts, url); write a boolean over those columns",
         ),
         (
             lambda p: p.where(F.lit(True)).where_previous("host", "!=", "scan"),

@@ -17,10 +17,11 @@ from streamwarden.operators.engine_input import KIND_EVENT, KIND_REJECTED
 from streamwarden.operators.patterns.compile import (
     CompiledPattern,
     compile_pattern,
+    condition_problem,
     stage_condition,
 )
 from streamwarden.operators.patterns.pattern import Pattern
-from streamwarden.spark.jvm import call_engine, first_line, java_message, query_errors_unlogged
+from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
@@ -182,7 +183,6 @@ def check_stages(events: DataFrame, pattern: Pattern) -> None:
     """Raises :class:`PatternError` naming the stage if a ``where_previous`` compares a column
     that ``events`` lacks, or a stage condition cannot be evaluated over ``events`` (unknown
     column, wrong types) or is not a boolean. Spark only analyses the conditions here."""
-    from pyspark.errors import PySparkException
 
     pattern.check()
     columns = ", ".join(events.columns)
@@ -194,19 +194,11 @@ def check_stages(events: DataFrame, pattern: Pattern) -> None:
                     f"{prev.stage!r}) compares column {prev.field!r}, which is not in the "
                     f"events; columns: {columns}"
                 )
-        try:
-            with query_errors_unlogged():
-                condition = events.select(stage_condition(stage).alias("c"))
-                result_type = condition.schema["c"].dataType
-        except PySparkException as exc:  # analysis errors: unknown column, type mismatch
+        problem = condition_problem(events, stage_condition(stage))
+        if problem is not None:
             raise PatternError(
-                f"stage {stage.name!r}: its condition cannot be evaluated over the events "
-                f"(columns: {columns}): {first_line(java_message(exc))}"
-            ) from None
-        if not isinstance(result_type, T.BooleanType):
-            raise PatternError(
-                f"stage {stage.name!r}: its condition gives {result_type.simpleString()}, not "
-                "a boolean; write a comparison such as F.col('url').startswith('/scan/')"
+                f"stage {stage.name!r}: its condition {problem} (columns: {columns}); write a "
+                "boolean over those columns, such as F.col('url').startswith('/scan/')"
             )
 
 

@@ -16,9 +16,9 @@ from streamwarden.errors import PatternError
 from streamwarden.operators.patterns.pattern import Contiguity, Pattern, Stage, StageKind
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
+    from pyspark.sql import Column, DataFrame
 
-__all__ = ["CompiledPattern", "compile_pattern", "stage_condition"]
+__all__ = ["CompiledPattern", "compile_pattern", "condition_problem", "stage_condition"]
 
 
 @dataclass(frozen=True)
@@ -132,3 +132,22 @@ def _stage_plan(
 
 def _ms(value: timedelta) -> int:
     return int(value.total_seconds() * 1000)
+
+
+def condition_problem(events: DataFrame, condition: Column) -> str | None:
+    """What keeps ``condition`` from being a stage condition over ``events``, in one line
+    (Spark's analysis error, or the type it gives instead of a boolean); None if nothing. Spark
+    only analyses the condition here; nothing runs, and its query-error log stays quiet."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql import types as T
+
+    from streamwarden.spark.jvm import first_line, java_message, query_errors_unlogged
+
+    try:
+        with query_errors_unlogged():
+            result_type = events.select(condition.alias("c")).schema["c"].dataType
+    except PySparkException as exc:  # parse and analysis errors: unknown column, wrong types
+        return f"cannot be evaluated: {first_line(java_message(exc))}"
+    if not isinstance(result_type, T.BooleanType):
+        return f"gives {result_type.simpleString()}, not a boolean"
+    return None

@@ -91,28 +91,20 @@ def _with_stage(pattern: Pattern | None, stage: PatternStageConfig, condition: C
 def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, Column]:
     """Each stage's ``where`` as a Spark Column, checked against ``events`` (parsed, resolved
     and boolean); the first failure raises a :class:`ConfigError` naming the stage."""
-    from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
-    from streamwarden.spark.jvm import first_line, java_message
+    from streamwarden.operators.patterns.compile import condition_problem
 
     compiled: dict[str, Column] = {}
     columns = ", ".join(events.columns)
     for i, stage in enumerate(config.stages):
         where = f"patterns.stages.{i} ({stage.name!r}): where = {stage.where!r}"
-        try:
-            condition = F.expr(stage.where)
-            result_type = events.select(condition.alias("c")).schema["c"].dataType
-        except PySparkException as exc:  # parse and analysis errors
+        condition = F.expr(stage.where)  # parsed when analysed, in condition_problem
+        problem = condition_problem(events, condition)
+        if problem is not None:
             raise ConfigError(
-                f"{where} is not a valid Spark SQL condition over the events ({columns}): "
-                f"{first_line(java_message(exc))}"
-            ) from None
-        if not isinstance(result_type, T.BooleanType):
-            raise ConfigError(
-                f"{where} gives {result_type.simpleString()}, not a boolean; write a "
-                "comparison such as url LIKE '/scan/%'"
+                f"{where} {problem} (columns: {columns}); write a boolean over those columns, "
+                "such as url LIKE '/scan/%'"
             )
         compiled[stage.name] = condition
     return compiled
