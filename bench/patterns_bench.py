@@ -127,6 +127,10 @@ def measure_flink(path: Path, pattern: str, state: str, rounds: int) -> list[Mea
     ]
 
 
+#: The benchmark's patterns by label, in the order they run.
+PATTERNS = {"p1": p1_then_p2, "p3": three_stage}
+
+
 def round_suffix(n: int, rounds: int) -> str:
     return f" [round {n}]" if rounds > 1 else ""
 
@@ -151,6 +155,12 @@ def main() -> None:
     parser.add_argument(
         "--jfr", type=Path, help="record a Java Flight Recording of the Spark JVM into this file"
     )
+    parser.add_argument(
+        "--only",
+        choices=("p1_then_p2", "three_stage"),
+        help="run just this pattern, without the ceiling: then each engine's JVM runs one query "
+        "only, as Flink's always does (the order of queries in one JVM moves their times)",
+    )
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -168,20 +178,17 @@ def main() -> None:
     for n in range(1, args.rounds + 1):
         suffix = round_suffix(n, args.rounds)
         at = work / f"round-{n}"
-        ceiling = measure_ceiling(spark, path, at, fpt)
-        ceiling.name += suffix
-        runs += [
-            ceiling,
-            measure_detect(
-                spark, path, at, fpt, "(p1) streamwarden p1_then_p2" + suffix, p1_then_p2()
-            ),
-            measure_detect(
-                spark, path, at, fpt, "(p3) streamwarden three_stage" + suffix, three_stage()
-            ),
-        ]
+        if args.only is None:
+            ceiling = measure_ceiling(spark, path, at, fpt)
+            ceiling.name += suffix
+            runs.append(ceiling)
+        for label, pattern in PATTERNS.items():
+            if args.only in (None, pattern.__name__):
+                name = f"({label}) streamwarden {pattern.__name__}{suffix}"
+                runs.append(measure_detect(spark, path, at, fpt, name, pattern()))
     if not args.skip_flink:
         states = ["heap", "rocksdb"] if args.flink_rocksdb else ["heap"]
-        for pattern in ("p1_then_p2", "three_stage"):
+        for pattern in [args.only] if args.only else ["p1_then_p2", "three_stage"]:
             for state in states:
                 runs += measure_flink(path, pattern, state, args.rounds)
     report(args, path, runs)
