@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from streamwarden.cli.main import build_parser, main
 from tests.config.test_loader import MINIMAL
 from tests.config.test_pattern_config import PATTERN
+from tests.support import run_command
 
 
 def test_a_bad_config_exits_2_with_one_error_line(tmp_path, capsys):
@@ -103,3 +106,15 @@ def test_the_batches_option_says_the_run_adds_batches_without_input(capsys):
     out = " ".join(help_of(capsys, "demo").split())
     assert "input files to split the records into, each read as one micro-batch" in out
     assert "adds a few batches with no input" in out
+
+
+def test_the_terminal_shows_no_jvm_output_which_goes_to_the_log_file(tmp_path):
+    # Spark's launcher always adds an incubator module, and the JVM warns about it on start-up
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL + '[monitoring]\nprometheus_port = "off"\n')
+    (tmp_path / "landing").mkdir()
+    done = subprocess.run(run_command(path, "--once"), capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" not in done.stderr and "incubator" not in done.stderr
+    log = (tmp_path / "out" / "sessions.log").read_text()
+    assert "Using incubator modules" in log

@@ -67,6 +67,7 @@ def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int 
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
         extra_conf=file_logging_conf(log_file),
+        jvm_output=log_file,
     )
     print(
         f"starting local Spark (log: {log_file}); sessionizing with gap 30m, allowed lateness "

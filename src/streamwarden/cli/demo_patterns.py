@@ -121,6 +121,7 @@ def patterns_demo_command(
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
         extra_conf=file_logging_conf(log_file),
+        jvm_output=log_file,
     )
     print(
         f"starting local Spark (log: {log_file}); pattern: a scan, then a scan of a different "

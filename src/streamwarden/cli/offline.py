@@ -25,4 +25,5 @@ def offline_spark(tool: str) -> SparkSession:
         master="local[2]",
         shuffle_partitions=2,
         extra_conf={**file_logging_conf(log_file), "spark.ui.enabled": "false"},
+        jvm_output=log_file,
     )

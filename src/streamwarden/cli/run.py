@@ -41,6 +41,7 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
         extra_conf={**file_logging_conf(log_file), **config.spark.conf},
+        jvm_output=log_file,
     )
     printer = ProgressPrinter(config)
     Pipeline(config, spark).run(

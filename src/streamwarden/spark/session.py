@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.errors import EngineError
@@ -46,34 +47,69 @@ def build_spark_session(
     shuffle_partitions: int = 4,
     extra_conf: Mapping[str, str] | None = None,
     extra_jars: tuple[str, ...] = (),
+    jvm_output: Path | None = None,
 ) -> SparkSession:
     """Returns a SparkSession with streamwarden's engine and state-store defaults.
 
     An existing active session is reused by Spark's builder; its static settings (such as
     ``spark.jars``) cannot change afterwards, so build the session through this function first.
     Raises :class:`EngineError` when the session it gets cannot reach the engine's classes.
+
+    With ``jvm_output``, a JVM started here writes its own output (the JVM's start-up warnings,
+    anything printed before the log configuration takes over) to that file rather than the
+    terminal; the command line passes its log file.
     """
     from pyspark.sql import SparkSession
 
     jars = ",".join((str(engine_jar_path()), *extra_jars))
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .master(master)
-        .config("spark.jars", jars)
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-        .config("spark.ui.showConsoleProgress", "false")
-    )
-    conf = {**STATE_DEFAULTS, **LOCAL_FILES, **(extra_conf or {})}
+    settings = {
+        "spark.app.name": app_name,
+        "spark.master": master,
+        "spark.jars": jars,
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.ui.showConsoleProgress": "false",
+        **STATE_DEFAULTS,
+        **LOCAL_FILES,
+        **(extra_conf or {}),
+    }
     # the engine jar on the JVM's own classpath too: Hadoop loads file systems outside Spark's
     # class loader
-    class_path = conf.get("spark.driver.extraClassPath")
-    conf["spark.driver.extraClassPath"] = os.pathsep.join(
+    class_path = settings.get("spark.driver.extraClassPath")
+    settings["spark.driver.extraClassPath"] = os.pathsep.join(
         p for p in (str(engine_jar_path()), class_path) if p
     )
-    for key, value in conf.items():
+    if jvm_output is not None:
+        _start_jvm(settings, jvm_output)
+    builder = SparkSession.builder
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if not engine_on_classpath(spark):  # an earlier session was reused, without the jar
         raise EngineError(missing_engine_message("the engine jar"))
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def _start_jvm(settings: Mapping[str, str], output: Path) -> None:
+    """Starts Spark's JVM (unless one runs already) with these settings, its stdout and stderr
+    appended to ``output``. Spark's launcher always adds ``--add-modules=jdk.incubator.vector``,
+    and the JVM then prints a warning no setting can silence; users should not see it."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("ab") as sink:  # the child keeps its own copy of the descriptor
+        try:
+            gateway = launch_gateway(  # type: ignore[no-untyped-call]
+                conf, popen_kwargs={"stdout": sink, "stderr": sink}
+            )
+        except PySparkRuntimeError:
+            raise EngineError(
+                f"Spark's JVM did not start; what it printed is at the end of {str(output)!r}. "
+                "Check that Java 17 or later is installed (`java -version`) and JAVA_HOME"
+            ) from None
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
