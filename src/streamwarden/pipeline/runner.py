@@ -21,6 +21,7 @@ from streamwarden.pipeline.steps import (
     build_step,
     drain_horizon,
     stats_from_progress,
+    watermark_delay,
 )
 from streamwarden.sources.files import read_landing, read_ticks
 from streamwarden.spark.jvm import java_message
@@ -170,7 +171,10 @@ class Pipeline:
         """An event time past every deadline of every state the pipeline may hold."""
         horizon_ms = int(drain_horizon(self.config).total_seconds() * 1000) + 1
         seen = [m for p in result.progress if (m := max_event_ms(p)) is not None]
-        latest = max([*seen, checkpoint_watermark_ms(self.config.checkpoint.path)])
+        # a run with no new input knows only the checkpoint's watermark, which trails the
+        # latest event time by the watermark delay
+        delay_ms = int(watermark_delay(self.config).total_seconds() * 1000)
+        latest = max([*seen, checkpoint_watermark_ms(self.config.checkpoint.path) + delay_ms])
         return latest + horizon_ms
 
     def _run(

@@ -68,6 +68,13 @@ def stats_from_progress(config: PipelineConfig, progress: dict[str, Any]) -> Any
     return BatchStats.from_progress(progress)
 
 
+def watermark_delay(config: PipelineConfig) -> timedelta:
+    """The operator's watermark delay: the watermark is the latest event time minus this."""
+    if config.operator == "patterns" and config.patterns is not None:
+        return config.patterns.max_out_of_orderness
+    return config.sessions.max_out_of_orderness
+
+
 def drain_horizon(config: PipelineConfig) -> timedelta:
     """How far past the latest event time every state of the operator has expired."""
     if config.operator == "patterns" and config.patterns is not None:

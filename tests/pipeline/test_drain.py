@@ -1,0 +1,29 @@
+"""``run --once --drain`` closes every session and frees all state, also when the run resumes a
+checkpoint and finds no new input (it then knows only the checkpoint's watermark)."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.outputs import account
+from tests.support import pageview, pipeline_config, write_batches
+
+pytestmark = pytest.mark.spark
+
+
+def state_rows(result) -> list[int]:
+    return [op["numRowsTotal"] for op in result.progress[-1]["stateOperators"]]
+
+
+def test_a_drain_with_no_new_input_frees_the_state_an_earlier_run_left(spark, tmp_path):
+    events = [pageview("u1", 0), pageview("u1", 5), pageview("u2", 7)]
+    write_batches(tmp_path / "landing", [events])
+    config = pipeline_config(tmp_path, sessions={"allowed_lateness": "10m"})
+    first = Pipeline(config, spark).run(once=True)
+    assert state_rows(first) == [2]  # both users' sessions still open
+    drained = Pipeline(config, spark).run(once=True, drain=True)
+    assert state_rows(drained) == [0]
+    assert config.sinks.sessions is not None
+    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 3)
+    assert accounting.balanced and accounting.sessions == 2, accounting.describe()
