@@ -49,7 +49,38 @@ def test_a_second_call_adds_files_of_its_own_after_the_first_calls_events(tmp_pa
     assert min(second_times) > max(first_times)
 
 
-@pytest.mark.parametrize("argument", [["--late", "1.5"], ["--malformed", "-0.1"], ["--files", "0"]])
+def test_a_call_after_the_folder_was_emptied_still_writes_new_names_later_in_time(tmp_path):
+    # Spark reads a file name once and skips files older than those it has seen
+    landing = tmp_path / "landing"
+    main(["generate", str(landing), "--events", "200", "--files", "2"])
+    first = {p.name: p.stat().st_mtime for p in landing.glob("*.jsonl")}
+    first_latest = max(t for line in records(landing, "gen-001") if (t := millis(line)))
+    for path in landing.glob("*.jsonl"):
+        path.unlink()  # a user archives what the pipeline has read
+    main(["generate", str(landing), "--events", "200", "--files", "2"])
+    second = {p.name: p.stat().st_mtime for p in landing.glob("*.jsonl")}
+    assert not set(second) & set(first)
+    assert min(second.values()) > max(first.values())
+    second_times = [t for line in records(landing, "gen-002") if (t := millis(line))]
+    assert min(second_times) > first_latest
+
+
+def test_start_sets_the_first_event_time(tmp_path, capsys):
+    landing = tmp_path / "landing"
+    assert main(["generate", str(landing), "--events", "50", "--start", "2027-05-01"]) == 0
+    assert "event time 2027-05-01 00:00" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argument",
+    [
+        ["--late", "1.5"],
+        ["--late", "0.6"],
+        ["--malformed", "-0.1"],
+        ["--files", "0"],
+        ["--start", "soon"],
+    ],
+)
 def test_out_of_range_arguments_are_usage_errors(tmp_path, argument, capsys):
     with pytest.raises(SystemExit) as caught:
         main(["generate", str(tmp_path / "landing"), *argument])
@@ -61,6 +92,15 @@ def test_a_file_in_place_of_the_folder_is_a_usage_error(tmp_path, capsys):
     (tmp_path / "landing").write_text("")
     assert main(["generate", str(tmp_path / "landing")]) == 2
     assert "is a file; give a folder" in capsys.readouterr().err
+    assert main(["generate", str(tmp_path / "landing" / "sub")]) == 2
+    assert "cannot write into" in capsys.readouterr().err
+
+
+def test_an_empty_folder_name_is_refused_rather_than_read_as_the_current_folder(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["generate", ""])
+    assert caught.value.code == 2
+    assert "give the folder to write into" in capsys.readouterr().err
 
 
 @pytest.mark.spark

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["at_least", "fraction"]
+__all__ = ["at_least", "fraction_below"]
 
 
 def at_least(minimum: int) -> Callable[[str], int]:
@@ -25,12 +25,17 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def fraction(text: str) -> float:
-    """An argparse ``type``: a number from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
-    return value
+def fraction_below(maximum: float) -> Callable[[str], float]:
+    """An argparse ``type``: a number from 0 up to, not including, ``maximum``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not 0.0 <= value < maximum:
+            raise argparse.ArgumentTypeError(f"must be at least 0 and below {maximum}, got {text}")
+        return value
+
+    parse.__name__ = f"number in [0, {maximum})"
+    return parse

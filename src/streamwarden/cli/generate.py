@@ -2,25 +2,39 @@
 
 The demo generates its own traffic; this command writes the same kind into any landing folder,
 so that ``streamwarden run`` on a config of your own (or ``examples/sessions.toml``) has
-something to read. Each call writes files of a new run number, so nothing already there is
-overwritten and Spark's file source, which reads a file name once, takes every record; and its
-event time starts a day after the last event of the call before, so a pipeline that has read
-those does not find the new ones too late.
+something to read. Spark's file source reads a file name once, and skips files older than the
+ones it has seen; a pipeline drops events behind its watermark. So each call continues where
+the last one stopped, as recorded in ``.streamwarden-generate.json`` in the folder (a
+dot-file, which Spark does not read): a new run number in the file names, later modification
+times, and event times starting a day after the last call's latest event. The record survives
+emptying the folder; ``--start`` sets the first event time instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
+import os
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from streamwarden.cli.arguments import at_least, fraction
+from streamwarden.cli.arguments import at_least, fraction_below
+from streamwarden.errors import UsageError
 
 __all__ = ["register"]
 
-_RUN = re.compile(r"^gen-(\d+)-\d+\.jsonl$")
+#: Where a landing folder keeps what the calls before wrote.
+STATE_FILE = ".streamwarden-generate.json"
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the calls so far have written into a folder."""
+
+    run: int = 0
+    latest_event: datetime | None = None
+    latest_mtime: float = 0.0
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,22 +42,30 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "generate",
         help="write generated pageviews (with late and malformed records) into a landing folder",
     )
-    parser.add_argument("landing", type=Path, help="folder to write JSON-lines files into")
+    parser.add_argument("landing", type=_folder, help="folder to write JSON-lines files into")
     parser.add_argument("--events", type=at_least(1), default=20_000, help="records (%(default)s)")
     parser.add_argument("--users", type=at_least(1), default=1_000, help="users (%(default)s)")
     parser.add_argument("--files", type=at_least(1), default=10, help="files (%(default)s)")
     parser.add_argument("--seed", type=int, default=7, help="random seed (%(default)s)")
     parser.add_argument(
-        "--late", type=fraction, default=0.02, help="fraction of late records (%(default)s)"
+        "--start",
+        type=_moment,
+        help="first event time, ISO-8601 (default: a day after the last call's latest event, "
+        "or 2026-01-01T00:00Z)",
+    )
+    below_half = fraction_below(0.5)
+    parser.add_argument(
+        "--late", type=below_half, default=0.02, help="fraction of late records (%(default)s)"
     )
     parser.add_argument(
         "--too-late",
-        type=fraction,
+        type=below_half,
         default=0.005,
-        help="fraction of records later than any lateness allows (%(default)s)",
+        help="fraction of records an hour late, past gap + lateness of the examples "
+        "(%(default)s; only events early enough in the run can be)",
     )
     parser.add_argument(
-        "--malformed", type=fraction, default=0.01, help="fraction of bad records (%(default)s)"
+        "--malformed", type=below_half, default=0.01, help="fraction of bad records (%(default)s)"
     )
     parser.set_defaults(handler=generate_command)
 
@@ -51,71 +73,92 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def generate_command(args: argparse.Namespace) -> int:
     from streamwarden.sources.generator import TrafficSpec, generate_traffic
 
-    run = next_run_number(args.landing)
+    landing: Path = args.landing
+    if landing.exists() and not landing.is_dir():
+        raise UsageError(f"{str(landing)!r} is a file; give a folder to write into")
+    before = read_written(landing)
     spec = TrafficSpec(
-        start=start_after_earlier_runs(args.landing),
+        start=args.start or _next_start(before),
         users=args.users,
         events=args.events,
         rate_per_second=args.users / 600,
         seed=args.seed,
         late_fraction=args.late,
         too_late_fraction=args.too_late,
-        too_late_delay=timedelta(hours=1),  # past gap + allowed lateness of the examples
+        too_late_delay=timedelta(hours=1),
         malformed_fraction=args.malformed,
         files=args.files,
     )
-    if args.landing.exists() and not args.landing.is_dir():
-        from streamwarden.errors import UsageError
-
-        raise UsageError(f"{str(args.landing)!r} is a file; give a folder to write into")
-    summary = generate_traffic(spec, args.landing, file_prefix=f"gen-{run:03d}")
+    run = before.run + 1
+    try:
+        summary = generate_traffic(
+            spec, landing, file_prefix=f"gen-{run:03d}", mtime_after=before.latest_mtime
+        )
+        latest_mtime = max(os.stat(p).st_mtime for p in summary.files)
+        _write_state(landing, Written(run, summary.last_event, latest_mtime))
+    except OSError as exc:
+        raise UsageError(f"cannot write into {str(landing)!r}: {exc.strerror or exc}") from None
     print(
         f"wrote {summary.records:,} records ({summary.events:,} events of "
         f"{summary.distinct_users:,} users, {summary.late:,} late, {summary.too_late:,} too late, "
         f"{sum(summary.malformed.values()):,} malformed) in {len(summary.files)} files to "
-        f"{args.landing}; event time {summary.first_event:%Y-%m-%d %H:%M} to "
+        f"{landing}; event time {summary.first_event:%Y-%m-%d %H:%M} to "
         f"{summary.last_event:%Y-%m-%d %H:%M} UTC"
     )
     return 0
 
 
-def next_run_number(landing: Path) -> int:
-    """One more than the highest run number of the files an earlier call wrote, else 1."""
-    if not landing.is_dir():
-        return 1
-    runs = [int(m.group(1)) for p in landing.iterdir() if (m := _RUN.match(p.name))]
-    return max(runs, default=0) + 1
+def read_written(landing: Path) -> Written:
+    """What earlier calls recorded in ``landing``; nothing if no call wrote there."""
+    path = landing / STATE_FILE
+    if not path.is_file():
+        return Written()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        latest = data.get("latest_event")
+        return Written(
+            run=int(data["run"]),
+            latest_event=datetime.fromisoformat(latest) if latest else None,
+            latest_mtime=float(data.get("latest_mtime", 0.0)),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise UsageError(
+            f"{str(path)!r} is damaged; delete it and pass --start later than the events "
+            "already in the folder"
+        ) from None
 
 
-def start_after_earlier_runs(landing: Path) -> datetime:
-    """The event time to start from: a day after the latest event of the files an earlier call
-    wrote, or the generator's usual start."""
+def _write_state(landing: Path, written: Written) -> None:
+    data = {
+        "run": written.run,
+        "latest_event": written.latest_event.isoformat() if written.latest_event else None,
+        "latest_mtime": written.latest_mtime,
+    }
+    tmp = landing / f"{STATE_FILE}.tmp"
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.replace(landing / STATE_FILE)
+
+
+def _next_start(before: Written) -> datetime:
     from streamwarden.sources.generator import TrafficSpec
 
-    latest: datetime | None = None
-    files = [p for p in landing.iterdir() if _RUN.match(p.name)] if landing.is_dir() else []
-    for path in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            moment = _event_time(line)
-            if moment is not None and (latest is None or moment > latest):
-                latest = moment
-    if latest is None:
+    if before.latest_event is None:
         return TrafficSpec.start
-    day = latest.replace(hour=0, minute=0, second=0, microsecond=0)
+    day = before.latest_event.replace(hour=0, minute=0, second=0, microsecond=0)
     return day + timedelta(days=1)
 
 
-def _event_time(line: str) -> datetime | None:
-    """The ``ts`` of a generated record, or None for a malformed one."""
+def _moment(text: str) -> datetime:
     try:
-        ts = json.loads(line).get("ts")
-    except (ValueError, AttributeError):
-        return None
-    if isinstance(ts, int) and not isinstance(ts, bool):
-        return datetime.fromtimestamp(ts / 1000, tz=UTC)
-    if isinstance(ts, str):
-        try:
-            return datetime.fromisoformat(ts)
-        except ValueError:
-            return None
-    return None
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an ISO-8601 time such as 2026-03-01T00:00Z, got {text!r}"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _folder(text: str) -> Path:
+    if not text.strip():  # Path("") is the current folder: never what was meant
+        raise argparse.ArgumentTypeError("give the folder to write into, e.g. examples/landing")
+    return Path(text)

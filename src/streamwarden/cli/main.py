@@ -193,10 +193,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     except KeyboardInterrupt:
-        print(
-            "Interrupted; the checkpoint is intact and the next run resumes from it.",
-            file=sys.stderr,
-        )
+        if args.command == "generate":
+            print("Interrupted; files already written stay, whole.", file=sys.stderr)
+        else:
+            print(
+                "Interrupted; the checkpoint is intact and the next run resumes from it.",
+                file=sys.stderr,
+            )
         return 130
 
 

@@ -140,12 +140,13 @@ class TrafficSummary:
 
 
 def generate_traffic(
-    spec: TrafficSpec, landing: Path, *, file_prefix: str = "events"
+    spec: TrafficSpec, landing: Path, *, file_prefix: str = "events", mtime_after: float = 0.0
 ) -> TrafficSummary:
     """Writes ``spec.events`` records into ``landing`` as JSON-lines files.
 
     Files appear atomically (written under a dot-name, then renamed) with strictly increasing
-    modification times, so Spark's file source takes them in order.
+    modification times, later than any file in ``landing`` and than ``mtime_after``, so Spark's
+    file source takes them in order.
     """
     rng = random.Random(spec.seed)
     events = _simulate(spec, rng)
@@ -169,7 +170,8 @@ def generate_traffic(
         summary.too_late += kind == "too_late"
     summary.records = len(lines)
     landing.mkdir(parents=True, exist_ok=True)
-    base_mtime = max((p.stat().st_mtime for p in landing.iterdir()), default=1_700_000_000.0)
+    existing = max((p.stat().st_mtime for p in landing.iterdir()), default=1_700_000_000.0)
+    base_mtime = max(existing, mtime_after)
     for n, (start, end) in enumerate(_file_bounds(len(lines), spec)):
         name = f"{file_prefix}-{n:06d}.jsonl"
         tmp = landing / f".{name}.tmp"
