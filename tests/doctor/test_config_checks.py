@@ -3,6 +3,7 @@ config (examples/sessions.toml) triggers none."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,28 @@ def test_a_partition_count_the_checkpoint_overrides_is_reported_with_both_ways_o
     assert "holds its state in 2 partitions" in finding.message
     assert "set shuffle_partitions = 2" in finding.fix
     assert f"streamwarden rescale {sessions_checkpoint} --partitions 4" in finding.fix
+
+
+@pytest.mark.spark
+def test_the_partition_checks_judge_the_count_the_checkpoint_pins(sessions_checkpoint):
+    # 4 in the config would leave room to grow on 2 cores; the checkpoint's 2 do not
+    cfg = config(
+        checkpoint={"path": str(sessions_checkpoint)},
+        spark={"master": "local[2]", "shuffle_partitions": 4},
+    )
+    [finding] = [f for f in diagnose(cfg) if f.code == "no-growth-headroom"]
+    assert "2 state partitions for 2 cores" in finding.message
+
+
+@pytest.mark.spark
+def test_a_damaged_checkpoint_is_an_error_naming_the_file(sessions_checkpoint, tmp_path):
+    copy = tmp_path / "checkpoint"
+    shutil.copytree(sessions_checkpoint, copy)
+    latest = max(int(p.name) for p in (copy / "offsets").iterdir() if p.name.isdigit())
+    offsets = copy / "offsets" / str(latest)
+    key = '"spark.sql.shuffle.partitions":'
+    offsets.write_text(offsets.read_text().replace(key + '"2"', key + '"x3"'))
+    findings = diagnose(config(checkpoint={"path": str(copy)}))
+    [finding] = [f for f in findings if f.code == "checkpoint-damaged"]
+    assert finding.severity == Severity.ERROR
+    assert str(offsets) in finding.message and "'x3'" in finding.message

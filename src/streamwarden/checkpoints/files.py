@@ -124,7 +124,13 @@ class CheckpointFiles:
         if not batches:
             return None
         value = self.offset_metadata(batches[-1]).get("conf", {}).get(_SHUFFLE_PARTITIONS)
-        return int(value) if value is not None else None
+        if value is None:
+            return None
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            offsets = self.path / "offsets" / str(batches[-1])
+            raise _damaged(offsets, f"{_SHUFFLE_PARTITIONS} is {value!r}") from None
 
     # -- sizes --------------------------------------------------------------------------------
 
@@ -230,6 +236,8 @@ def _text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise _damaged(path, "not UTF-8 text") from None
+    except OSError as exc:  # a folder where a log file belongs, unreadable, ...
+        raise _damaged(path, exc.strerror or str(exc)) from None
 
 
 def _json_object(path: Path, text: str) -> dict[str, Any]:

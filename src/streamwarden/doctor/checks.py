@@ -16,6 +16,7 @@ from streamwarden.config.spark_settings import local_threads
 from streamwarden.config.units import format_duration
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.doctor.memory import MIB, process_memory
+from streamwarden.errors import StreamwardenError
 from streamwarden.spark.session import ROCKSDB_PROVIDER, STATE_DEFAULTS
 
 __all__ = ["CHECKS", "diagnose", "task_cores"]
@@ -125,17 +126,25 @@ def check_memory(config: PipelineConfig) -> list[Finding]:
 
 def check_partitions(config: PipelineConfig) -> list[Finding]:
     cores = task_cores(config)
-    parts = config.spark.shuffle_partitions
     if cores is None:
         return []
+    try:  # an existing checkpoint's count is the one the run will use
+        pinned = pinned_partitions(config)
+    except StreamwardenError:  # damaged: check_checkpoint_partitions reports it
+        pinned = None
+    parts = pinned or config.spark.shuffle_partitions
+    setting = (
+        f"the checkpoint's {parts} state partitions"
+        if pinned
+        else f"spark.shuffle_partitions = {parts}"
+    )
     out = []
     if parts < cores:
         out.append(
             Finding(
                 "partitions-fewer-than-cores",
                 Severity.WARNING,
-                f"spark.shuffle_partitions = {parts} leaves {cores - parts} of {cores} cores idle "
-                "in every stateful step",
+                f"{setting} leaves {cores - parts} of {cores} cores idle in every stateful step",
                 f"use a multiple of the cores, e.g. {cores * GROWTH_FACTOR}",
                 "L11",
             )
@@ -253,19 +262,36 @@ def _mib(n: int) -> str:
     return f"{n / MIB:.0f} MiB"
 
 
+def pinned_partitions(config: PipelineConfig) -> int | None:
+    """The state partition count the config's existing checkpoint pins; None before a first
+    run. Raises :class:`StateError` for a damaged checkpoint."""
+    from streamwarden.checkpoints.files import CheckpointFiles
+    from streamwarden.errors import NotACheckpointError
+
+    if not config.checkpoint.path.is_dir():
+        return None
+    try:
+        return CheckpointFiles(config.checkpoint.path).shuffle_partitions()
+    except NotACheckpointError:  # an empty folder made ahead of the first run
+        return None
+
+
 def check_checkpoint_partitions(config: PipelineConfig) -> list[Finding]:
     """A checkpoint pins its state partition count: Spark takes it over the session's
     ``spark.sql.shuffle.partitions``, so a config that says otherwise is silently ignored."""
-    from streamwarden.checkpoints.files import CheckpointFiles
-    from streamwarden.errors import StreamwardenError
-
-    path = config.checkpoint.path
-    if not path.is_dir():
-        return []  # a first run: the config's count will be pinned
     try:
-        pinned = CheckpointFiles(path).shuffle_partitions()
-    except StreamwardenError:  # not a checkpoint yet, or damaged: `run` and `inspect` say so
-        return []
+        pinned = pinned_partitions(config)
+    except StreamwardenError as exc:  # Spark would fail on it too, with a less useful message
+        return [
+            Finding(
+                "checkpoint-damaged",
+                Severity.ERROR,
+                str(exc).split("; ")[0],
+                "restore the checkpoint from a copy, or point checkpoint.path at a new folder",
+                "L9",
+            )
+        ]
+    path = config.checkpoint.path
     wanted = config.spark.shuffle_partitions
     if pinned is None or pinned == wanted:
         return []
