@@ -36,3 +36,16 @@ def test_importing_the_package_does_not_start_importing_spark():
     code = "import sys, streamwarden; print('pyspark' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_dir_lists_the_exports_before_they_are_loaded():
+    assert {"sessionize", "detect", "Pattern", "build_spark_session"} <= set(dir(streamwarden))
+
+
+def test_the_command_line_reports_its_version(capsys):
+    from streamwarden.cli.main import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(["--version"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out.strip() == f"streamwarden {streamwarden.__version__}"

@@ -128,6 +128,12 @@ def test_spark_settings_may_be_numbers_or_booleans_and_reach_spark_as_text(tmp_p
     assert conf == {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}
 
 
+def test_an_unquoted_spark_setting_name_is_refused_saying_to_quote_it(tmp_path):
+    text = MINIMAL + "[spark.conf]\nspark.sql.shuffle.partitions = 4\n"
+    with pytest.raises(ConfigError, match="quote the whole setting name"):
+        load_config(write(tmp_path, text))
+
+
 def test_keep_payload_which_never_did_anything_is_refused_as_unknown(tmp_path):
     with pytest.raises(ConfigError, match=r"validation\.keep_payload: unknown setting"):
         load_config(write(tmp_path, MINIMAL + "[validation]\nkeep_payload = true\n"))

@@ -59,8 +59,8 @@ def test_session_params_of_the_wrong_type_are_refused_naming_the_parameter_and_t
             {"allowed_lateness": timedelta(seconds=-1)},
             "allowed_lateness must be >= 0, got datetime.timedelta(days=-1, seconds=86399)",
         ),
-        ({"max_pages": 0}, "max_pages must be >= 1, got 0"),
-        ({"max_session_bytes": -5}, "max_session_bytes must be >= 1, got -5"),
+        ({"max_pages": 0}, "max_pages must be from 1 to 2**63 - 1, got 0"),
+        ({"max_session_bytes": -5}, "max_session_bytes must be from 1 to 2**63 - 1, got -5"),
     ],
 )
 def test_session_params_out_of_range_are_refused_naming_the_parameter_and_the_value(
@@ -139,6 +139,17 @@ def test_a_page_cap_given_twice_with_two_values_is_refused(spark: Any, tmp_path:
         sessionize(events, SessionParams(max_pages=300), validation=fifty)
     same = sessionize(events, SessionParams(max_pages=50), validation=fifty)
     assert same.combined.isStreaming
+
+
+@pytest.mark.spark
+def test_a_page_cap_given_only_in_validation_is_the_page_cap(spark: Any, tmp_path: Path) -> None:
+    events = spark.readStream.text(str(tmp_path))
+    assert sessionize(events, validation=ValidationConfig(max_pages=100)).combined.isStreaming
+
+
+def test_caps_beyond_what_the_engine_can_hold_are_refused() -> None:
+    with pytest.raises(ConfigError, match=r"max_session_bytes must be from 1 to 2\*\*63 - 1"):
+        SessionParams(max_session_bytes=2**70)
 
 
 # -- SessionTester -----------------------------------------------------------------------------

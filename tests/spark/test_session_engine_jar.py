@@ -21,6 +21,13 @@ SCRIPT = textwrap.dedent(
         build_spark_session()
     except EngineError as exc:
         print("EngineError:", exc)
+    plain.stop()  # stopping the session does not stop the JVM, nor change its classpath
+    try:
+        build_spark_session()
+    except EngineError as exc:
+        print("again EngineError")
+    again = SparkSession.builder.master("local[1]").getOrCreate()
+    print("plain reads still work:", again.range(3).count() == 3)
     """
 )
 
@@ -30,7 +37,7 @@ def test_the_test_session_reaches_the_engine(spark):
     assert engine_on_classpath(spark)
 
 
-def test_a_session_created_earlier_without_the_engine_jar_is_refused_saying_what_to_do(tmp_path):
+def test_a_jvm_started_without_the_engine_jar_is_refused_saying_what_to_do(tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT],
         capture_output=True,
@@ -42,5 +49,7 @@ def test_a_session_created_earlier_without_the_engine_jar_is_refused_saying_what
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
     assert out.startswith("EngineError: the engine jar is not on Spark's classpath")
-    assert "build_spark_session() before any other session" in out
+    assert "a running JVM cannot gain it. Restart the process" in out
     assert "streamwarden-engine.jar" in out
+    assert "again EngineError" in out
+    assert "plain reads still work: True" in out

@@ -13,9 +13,10 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from streamwarden import __version__
 from streamwarden.cli import doctor, generate, inspect, report, rescale, status
 from streamwarden.cli.arguments import at_least
-from streamwarden.errors import StreamwardenError
+from streamwarden.errors import StreamwardenError, UsageError
 from streamwarden.spark.jvm import PYSPARK_QUERY_LOGGERS, java_message
 
 __all__ = ["main"]
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="streamwarden", description=plain(__doc__.splitlines()[0])
     )
+    parser.add_argument("--version", action="version", version=f"streamwarden {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a pipeline from its config file")
     run.add_argument("config", type=Path, help="pipeline config (.toml or .yaml)")
@@ -119,8 +121,14 @@ def log_to_file(path: Path | None = None) -> logging.FileHandler:
         if isinstance(handler, logging.FileHandler):
             return handler
     target = path or Path(tempfile.gettempdir()) / "streamwarden.log"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(target)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the log file {str(target)!r}: {exc.strerror or exc}; make its folder "
+            "writable (for `run`, the log goes beside the checkpoint)"
+        ) from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     logger.propagate = False

@@ -73,6 +73,12 @@ def _spark_conf_values(value: object) -> object:
     """Spark reads every setting as text; numbers and booleans are written as Spark would."""
     if not isinstance(value, dict):
         return value
+    for key, setting in value.items():
+        if isinstance(setting, dict):  # TOML read the unquoted dots of a key as tables
+            raise ValueError(
+                f"[spark.conf] key {key!r} holds a table: quote the whole setting name, e.g. "
+                '"spark.sql.shuffle.partitions" = 4'
+            )
     return {
         k: ("true" if v else "false")
         if isinstance(v, bool)

@@ -47,11 +47,11 @@ def missing_engine_message(subject: str) -> str:
     from streamwarden.spark.engine_jar import engine_jar_path
 
     return (
-        f"{subject} is not on Spark's classpath: the SparkSession was created without "
-        "streamwarden's engine jar. Create it with "
-        "streamwarden.spark.session.build_spark_session() before any other session (stop an "
-        "earlier one with spark.stop()), or start your own with spark.jars and "
-        f"spark.driver.extraClassPath set to {str(engine_jar_path())!r}"
+        f"{subject} is not on Spark's classpath: this Python process started Spark's JVM "
+        "without streamwarden's engine jar, and a running JVM cannot gain it. Restart the "
+        "process and create the first session with "
+        "streamwarden.spark.session.build_spark_session() (or your own, with spark.jars and "
+        f"spark.driver.extraClassPath set to {str(engine_jar_path())!r})"
     )
 
 

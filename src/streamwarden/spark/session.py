@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.errors import EngineError
+from streamwarden.errors import EngineError, UsageError
 from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
 
@@ -78,6 +78,7 @@ def build_spark_session(
     settings["spark.driver.extraClassPath"] = os.pathsep.join(
         p for p in (str(engine_jar_path()), class_path) if p
     )
+    _refuse_a_jvm_without_the_engine()
     if jvm_output is not None:
         _start_jvm(settings, jvm_output)
     builder = SparkSession.builder
@@ -101,8 +102,15 @@ def _start_jvm(settings: Mapping[str, str], output: Path) -> None:
     if SparkContext._gateway is not None:
         return
     conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("ab") as sink:  # the child keeps its own copy of the descriptor
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        sink = output.open("ab")
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the log file {str(output)!r}: {exc.strerror or exc}; make its folder "
+            "writable"
+        ) from None
+    with sink:  # the child keeps its own copy of the descriptor
         try:
             gateway = launch_gateway(  # type: ignore[no-untyped-call]
                 conf, popen_kwargs={"stdout": sink, "stderr": sink}
@@ -113,3 +121,14 @@ def _start_jvm(settings: Mapping[str, str], output: Path) -> None:
                 "Check that Java 17 or later is installed (`java -version`) and JAVA_HOME"
             ) from None
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
+def _refuse_a_jvm_without_the_engine() -> None:
+    """A JVM that runs already keeps its classpath: if it lacks the engine, no session built on
+    it can work, and setting the engine's file system on it would break even plain reads."""
+    from py4j.java_gateway import JavaClass
+    from pyspark import SparkContext
+
+    jvm = SparkContext._jvm
+    if jvm is not None and not isinstance(jvm.io.streamwarden.engine.Sessionizer, JavaClass):
+        raise EngineError(missing_engine_message("the engine jar"))

@@ -93,7 +93,8 @@ def sessionize(
         result.combined.writeStream.foreachBatch(...).start()
     """
     _check_arguments(events, params, fields, validation)
-    params = params or SessionParams()
+    if params is None:  # the page cap is one setting: take it from validation when given there
+        params = SessionParams(max_pages=validation.max_pages) if validation else SessionParams()
     fields = fields or FieldNames()
     if validation is not None and validation.max_pages != params.max_pages:
         raise UsageError(

@@ -12,6 +12,9 @@ from streamwarden.operators.arguments import check_bool, check_duration, check_i
 
 __all__ = ["SessionParams"]
 
+#: The largest value a Java ``long`` holds.
+JAVA_LONG_MAX = 2**63 - 1
+
 
 def _ms(value: timedelta) -> int:
     return int(value.total_seconds() * 1000)
@@ -53,8 +56,10 @@ class SessionParams:
             if value < timedelta(0):
                 raise ConfigError(f"{name} must be >= 0, got {value!r}")
         for name in ("max_pages", "max_session_bytes"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+            if not 1 <= getattr(self, name) <= JAVA_LONG_MAX:  # the engine holds them as longs
+                raise ConfigError(
+                    f"{name} must be from 1 to 2**63 - 1, got {getattr(self, name)!r}"
+                )
 
     def _check_types(self) -> None:
         check_duration(ConfigError, "gap", self.gap, example="timedelta(minutes=30)")
