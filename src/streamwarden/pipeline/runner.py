@@ -229,7 +229,7 @@ class Pipeline:
     ) -> int:
         """Records the batches completed since batch ``seen``; returns the last one."""
         for progress in query.recentProgress:
-            if progress["batchId"] <= seen:
+            if progress["batchId"] <= seen or not executed(progress):
                 continue
             seen = progress["batchId"]
             stats = stats_from_progress(self.config, progress)
@@ -263,6 +263,12 @@ def user_input_rows(progress: dict[str, Any], config: PipelineConfig) -> int:
         for s in progress.get("sources", [])
         if tick_path not in str(s.get("description", ""))
     )
+
+
+def executed(progress: dict[str, Any]) -> bool:
+    """Whether a progress update reports a batch that ran. While there is nothing to do, Spark
+    also reports idle triggers, under the id of the batch that has not run yet."""
+    return "addBatch" in (progress.get("durationMs") or {})
 
 
 def max_event_ms(progress: dict[str, Any]) -> int | None:

@@ -1,5 +1,6 @@
-"""``run --once --drain`` closes every session and frees all state, also when the run resumes a
-checkpoint and finds no new input (it then knows only the checkpoint's watermark)."""
+"""Runs that resume a checkpoint and find no new input: ``--drain`` still closes every session
+and frees all state (it knows only the checkpoint's watermark), and no batch is reported that
+did not run."""
 
 from __future__ import annotations
 
@@ -27,3 +28,14 @@ def test_a_drain_with_no_new_input_frees_the_state_an_earlier_run_left(spark, tm
     assert config.sinks.sessions is not None
     accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 3)
     assert accounting.balanced and accounting.sessions == 2, accounting.describe()
+
+
+def test_a_run_with_nothing_to_do_reports_no_batch(spark, tmp_path):
+    # Spark reports an idle trigger under the id of the batch that has not run; it is no batch
+    write_batches(tmp_path / "landing", [[pageview("u1", 0)]])
+    config = pipeline_config(tmp_path)
+    first = Pipeline(config, spark).run(once=True)
+    ran = [p["batchId"] for p in first.progress]
+    again = Pipeline(config, spark).run(once=True)
+    assert all("addBatch" in p["durationMs"] for p in again.progress)
+    assert all(p["batchId"] > max(ran) for p in again.progress)
