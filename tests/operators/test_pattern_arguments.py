@@ -3,6 +3,7 @@ value given and what to pass instead; never a TypeError or AttributeError from i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -267,5 +268,32 @@ def test_a_stage_condition_the_events_cannot_answer_is_a_pattern_error_naming_th
 def test_pattern_tester_refuses_naive_datetimes_saying_what_to_pass(spark: Any) -> None:
     tester = PatternTester(spark, scans())
     naive = {"key": "u", "ts": datetime(2026, 1, 1), "url": "/scan/a"}
-    with pytest.raises(UsageError, match=r"times must be timezone-aware datetimes or epoch "):
+    with pytest.raises(UsageError, match=r"times must be timezone-aware datetimes, got the naive"):
         tester.run_batch([naive], watermark=0)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("event", "error", "expected"),
+    [
+        ({"key": "u", "ts": "2026-01-01", "url": "/scan/a"}, UsageError, "got '2026-01-01' (str)"),
+        ({"key": "u", "ts": True, "url": "/scan/a"}, UsageError, "got True (bool)"),
+        ({"key": "u", "url": "/scan/a"}, UsageError, "each event needs a 'key' and a 'ts'"),
+        ({"key": "u", "ts": 0, "uri": "/scan/a"}, PatternError, "the events lack 'url'"),
+    ],
+    ids=["ts-text", "ts-bool", "no-ts", "no-url"],
+)
+def test_pattern_tester_refuses_events_it_cannot_read_saying_what_is_wrong(
+    spark: Any, event: dict[str, Any], error: type[Exception], expected: str
+) -> None:
+    tester = PatternTester(spark, scans())
+    with pytest.raises(error, match=re.escape(expected)):
+        tester.run_batch([event], watermark=0)
+
+
+@pytest.mark.spark
+def test_pattern_tester_refuses_a_pattern_or_fields_of_the_wrong_type(spark: Any) -> None:
+    with pytest.raises(UsageError, match="pattern must be a Pattern"):
+        PatternTester(spark, None)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="fields must be a list of field names"):
+        PatternTester(spark, scans(), fields="url")

@@ -3,6 +3,7 @@ to pass instead; never a TypeError or AttributeError from inside."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,33 @@ def test_session_tester_refuses_naive_datetimes_saying_to_pass_timezone_aware_on
         "0, 0); pass e.g. datetime(2026, 1, 1, tzinfo=UTC)"
     )
     assert tester.state_rows == 0  # nothing was fed
+
+
+def test_session_tester_takes_epoch_millis_as_well_as_aware_datetimes() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    millis = int(at.timestamp() * 1000)
+    by_datetime = SessionTester(SessionParams()).run_batch([PageView("u", at)], at)
+    by_millis = SessionTester(SessionParams()).run_batch([PageView("u", millis)], millis)
+    assert by_datetime == by_millis
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (lambda: SessionTester(None), "params must be a SessionParams"),  # type: ignore[arg-type]
+        (
+            lambda: SessionTester(SessionParams()).run_batch([("u", 0)], 0),  # type: ignore[list-item]
+            "each event must be a PageView",
+        ),
+        (
+            lambda: SessionTester(SessionParams()).advance_watermark("soon"),  # type: ignore[arg-type]
+            "got 'soon' (str)",
+        ),
+    ],
+    ids=["params-none", "event-tuple", "watermark-text"],
+)
+def test_session_tester_refuses_arguments_it_cannot_use_saying_what_to_pass(
+    call: Any, expected: str
+) -> None:
+    with pytest.raises(UsageError, match=re.escape(expected)):
+        call()

@@ -10,32 +10,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from streamwarden.errors import UsageError
-from streamwarden.operators.patterns.compile import compile_pattern
+from streamwarden.errors import PatternError, UsageError
+from streamwarden.operators.patterns.compile import compile_pattern, condition_problem
 from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.testing.times import to_ms
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["PatternTester"]
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def to_ms(moment: datetime | int) -> int:
-    if isinstance(moment, int):
-        return moment
-    if moment.tzinfo is None:
-        raise UsageError(
-            f"times must be timezone-aware datetimes or epoch milliseconds, got the naive "
-            f"{moment!r}; pass e.g. datetime(2026, 1, 1, tzinfo=UTC)"
-        )
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 class PatternTester:
@@ -65,6 +53,17 @@ class PatternTester:
         max_partials_per_key: int = 1000,
         max_buffered_per_key: int = 10_000,
     ) -> None:
+        if not isinstance(pattern, Pattern):
+            raise UsageError(
+                "PatternTester(spark, pattern): pattern must be a Pattern such as "
+                "Pattern.begin('first').where(...).within(timedelta(minutes=30)), got a "
+                f"{type(pattern).__name__}"
+            )
+        if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
+            raise UsageError(
+                "PatternTester(..., fields=...): fields must be a list of field names such as "
+                f"['url'], got {fields!r}"
+            )
         self._spark = spark
         self._fields = tuple(fields)
         self.compiled = compile_pattern(
@@ -85,8 +84,20 @@ class PatternTester:
         payload = []
         if events:
             columns = list(dict.fromkeys(k for e in events for k in e))
+            for e in events:
+                if "key" not in e or "ts" not in e:
+                    raise UsageError(f"each event needs a 'key' and a 'ts', got {dict(e)!r}")
             rows = [tuple(e.get(c) for c in columns) for e in events]
             df = self._spark.createDataFrame(rows, schema=columns)
+            missing = [f for f in self.compiled.fields if f not in columns]
+            if missing:
+                raise PatternError(
+                    f"the events lack {', '.join(map(repr, missing))}, which the pattern carries "
+                    f"or compares; fields given: {', '.join(columns)}"
+                )
+            problem = condition_problem(df, self.compiled.mask, boolean=False)  # stage bits
+            if problem is not None:
+                raise PatternError(f"the pattern's conditions over these events: {problem}")
             masks = df.select(
                 self.compiled.mask.alias("mask"),
                 F.array(*[F.col(f).cast("string") for f in self.compiled.fields]).alias("values"),

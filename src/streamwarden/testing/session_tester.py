@@ -10,35 +10,26 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from streamwarden.errors import UsageError
 from streamwarden.operators.sessions.params import SessionParams
 from streamwarden.spark.engine_jar import engine_jar_path
+from streamwarden.testing.times import to_ms
 
 __all__ = ["PageView", "SessionTester"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _GATEWAY: Any = None
-
-
-def to_ms(moment: datetime) -> int:
-    """Epoch milliseconds of a timezone-aware datetime."""
-    if moment.tzinfo is None:
-        raise UsageError(
-            f"times must be timezone-aware datetimes, got the naive {moment!r}; pass e.g. "
-            "datetime(2026, 1, 1, tzinfo=UTC)"
-        )
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 @dataclass(frozen=True)
 class PageView:
-    """One event for the tester: user, event time, and optional page, url and size."""
+    """One event for the tester: user, event time (aware datetime or epoch millis), and
+    optional page, url and size."""
 
     user: str
-    at: datetime
+    at: datetime | int
     page: int = 1
     url: str = "/"
     size: int = 50
@@ -49,13 +40,24 @@ class SessionTester:
     """Feeds micro-batches to the session logic and shows what it emits and keeps."""
 
     def __init__(self, params: SessionParams) -> None:
+        if not isinstance(params, SessionParams):
+            raise UsageError(
+                "SessionTester(params): params must be a SessionParams such as "
+                f"SessionParams(gap=timedelta(minutes=30)), got a {type(params).__name__}"
+            )
         self.params = params
         self._harness = _gateway().jvm.io.streamwarden.engine.testing.SessionHarness(
             params.to_plan_json()
         )
 
-    def run_batch(self, events: list[PageView], watermark: datetime) -> list[dict[str, Any]]:
+    def run_batch(self, events: list[PageView], watermark: datetime | int) -> list[dict[str, Any]]:
         """One micro-batch whose watermark (for eviction) is ``watermark``."""
+        for e in events:
+            if not isinstance(e, PageView):
+                raise UsageError(
+                    f"run_batch(events): each event must be a PageView such as "
+                    f"PageView('u1', datetime(2026, 1, 1, tzinfo=UTC)), got {e!r}"
+                )
         payload = json.dumps(
             [
                 {
@@ -74,7 +76,7 @@ class SessionTester:
         )
         return emitted
 
-    def advance_watermark(self, watermark: datetime) -> list[dict[str, Any]]:
+    def advance_watermark(self, watermark: datetime | int) -> list[dict[str, Any]]:
         """A micro-batch without input: only timers fire."""
         return self.run_batch([], watermark)
 

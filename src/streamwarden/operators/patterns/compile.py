@@ -134,10 +134,11 @@ def _ms(value: timedelta) -> int:
     return int(value.total_seconds() * 1000)
 
 
-def condition_problem(events: DataFrame, condition: Column) -> str | None:
+def condition_problem(events: DataFrame, condition: Column, *, boolean: bool = True) -> str | None:
     """What keeps ``condition`` from being a stage condition over ``events``, in one line
-    (Spark's analysis error, or the type it gives instead of a boolean); None if nothing. Spark
-    only analyses the condition here; nothing runs, and its query-error log stays quiet."""
+    (Spark's analysis error, or, with ``boolean``, the type it gives instead of a boolean);
+    None if nothing. Spark only analyses the condition here; nothing runs, and its query-error
+    log stays quiet."""
     from pyspark.errors import PySparkException
     from pyspark.sql import types as T
 
@@ -148,6 +149,6 @@ def condition_problem(events: DataFrame, condition: Column) -> str | None:
             result_type = events.select(condition.alias("c")).schema["c"].dataType
     except PySparkException as exc:  # parse and analysis errors: unknown column, wrong types
         return f"cannot be evaluated: {first_line(java_message(exc))}"
-    if not isinstance(result_type, T.BooleanType):
+    if boolean and not isinstance(result_type, T.BooleanType):
         return f"gives {result_type.simpleString()}, not a boolean"
     return None
