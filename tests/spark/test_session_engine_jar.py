@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.spark
 def test_the_test_session_reaches_the_engine(spark):
-    assert engine_on_classpath(spark)
+    assert engine_on_classpath(spark._jvm)
 
 
 def test_a_jvm_started_without_the_engine_jar_is_refused_saying_what_to_do(tmp_path):

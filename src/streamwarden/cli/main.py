@@ -16,8 +16,9 @@ from pathlib import Path
 from streamwarden import __version__
 from streamwarden.cli import doctor, generate, inspect, report, rescale, status
 from streamwarden.cli.arguments import at_least
-from streamwarden.errors import StreamwardenError, UsageError
+from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import PYSPARK_QUERY_LOGGERS, java_message
+from streamwarden.spark.logs import unwritable_log
 
 __all__ = ["main"]
 
@@ -125,10 +126,7 @@ def log_to_file(path: Path | None = None) -> logging.FileHandler:
         target.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(target)
     except OSError as exc:
-        raise UsageError(
-            f"cannot write the log file {str(target)!r}: {exc.strerror or exc}; make its folder "
-            "writable (for `run`, the log goes beside the checkpoint)"
-        ) from None
+        raise unwritable_log(target, exc) from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     logger.propagate = False

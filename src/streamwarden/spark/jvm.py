@@ -55,11 +55,11 @@ def missing_engine_message(subject: str) -> str:
     )
 
 
-def engine_on_classpath(spark: SparkSession) -> bool:
-    """Whether the engine's classes can be reached through ``spark``'s JVM gateway."""
+def engine_on_classpath(jvm: Any) -> bool:
+    """Whether the engine's classes can be reached through a py4j ``jvm`` view (a session's
+    ``_jvm``, or ``SparkContext._jvm``); False for none."""
     from py4j.java_gateway import JavaClass
 
-    jvm = spark._jvm
     return jvm is not None and isinstance(jvm.io.streamwarden.engine.Sessionizer, JavaClass)
 
 

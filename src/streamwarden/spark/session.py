@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.errors import EngineError, UsageError
+from streamwarden.errors import EngineError
 from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
+from streamwarden.spark.logs import unwritable_log
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -85,7 +86,7 @@ def build_spark_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    if not engine_on_classpath(spark):  # an earlier session was reused, without the jar
+    if not engine_on_classpath(spark._jvm):  # a gateway from outside, without the jar
         raise EngineError(missing_engine_message("the engine jar"))
     spark.sparkContext.setLogLevel("WARN")
     return spark
@@ -106,10 +107,7 @@ def _start_jvm(settings: Mapping[str, str], output: Path) -> None:
         output.parent.mkdir(parents=True, exist_ok=True)
         sink = output.open("ab")
     except OSError as exc:
-        raise UsageError(
-            f"cannot write the log file {str(output)!r}: {exc.strerror or exc}; make its folder "
-            "writable"
-        ) from None
+        raise unwritable_log(output, exc) from None
     with sink:  # the child keeps its own copy of the descriptor
         try:
             gateway = launch_gateway(  # type: ignore[no-untyped-call]
@@ -126,9 +124,7 @@ def _start_jvm(settings: Mapping[str, str], output: Path) -> None:
 def _refuse_a_jvm_without_the_engine() -> None:
     """A JVM that runs already keeps its classpath: if it lacks the engine, no session built on
     it can work, and setting the engine's file system on it would break even plain reads."""
-    from py4j.java_gateway import JavaClass
     from pyspark import SparkContext
 
-    jvm = SparkContext._jvm
-    if jvm is not None and not isinstance(jvm.io.streamwarden.engine.Sessionizer, JavaClass):
+    if SparkContext._jvm is not None and not engine_on_classpath(SparkContext._jvm):
         raise EngineError(missing_engine_message("the engine jar"))
