@@ -13,7 +13,10 @@ import time
 import pytest
 
 from streamwarden.cli.main import main
-from streamwarden.monitoring.progress_log import progress_dir, read_status
+from streamwarden.cli.status import format_status
+from streamwarden.monitoring.progress_log import BatchRecord, progress_dir, read_status
+from streamwarden.monitoring.status import PipelineStatus
+from tests.monitoring.test_leak_alarm import batch
 from tests.support import pageview, write_batches
 
 CONFIG = """
@@ -133,3 +136,16 @@ def test_ctrl_c_stops_the_pipeline_with_one_line_and_exit_code_130(running_pipel
 def test_status_of_something_that_is_no_pipeline_is_a_usage_error(tmp_path, capsys):
     assert main(["status", str(tmp_path / "nothing.txt")]) == 2
     assert "neither a pipeline config" in capsys.readouterr().err
+
+
+def test_the_recent_batches_stay_in_columns_whatever_the_counts():
+    recent = [
+        BatchRecord(batch(7, 12, 30)),
+        BatchRecord(batch(8, 12_345_678, 1_234_567_890)),
+        BatchRecord(batch(1_000_000, 0, 0)),
+    ]
+    text = format_status(PipelineStatus({"query": "q", "state": "stopped"}, recent))
+    rows = [line for line in text.splitlines() if line.startswith("  batch")]
+    assert len(rows) == 3
+    assert len({tuple(i for i, c in enumerate(row) if c == "|") for row in rows}) == 1, rows
+    assert "in 12,345,678" in rows[1] and "state rows 1,234,567,890" in rows[1]

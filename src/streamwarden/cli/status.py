@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from streamwarden.monitoring.progress_log import BatchRecord
     from streamwarden.monitoring.status import PipelineStatus
 
 __all__ = ["add_parser", "format_status", "status_command"]
@@ -48,18 +49,40 @@ def format_status(status: PipelineStatus) -> str:
         lines.append(f"progress log: {p.get('progress_log')}")
         lines.append(f"last completed batch: {p.get('last_batch', 'none')}")
     lines.append("recent batches:")
-    for r in status.recent:
-        s = r.summary
-        lines.append(
-            f"  batch {s.batch_id:>5} | in {s.input_rows:>8,} | {s.batch_duration_ms / 1000:6.1f}s "
-            f"| state rows {s.state_rows:>9,} | findings {len(r.findings)}"
-        )
+    lines.extend(_batch_lines(status.recent))
     for executor, threads in status.threads.items():
         lines.append(f"threads of executor {executor}:")
         for t in threads:
             lines.append(f'  "{t.get("threadName")}" {t.get("threadState")}')
             lines.extend(f"      at {frame}" for frame in _frames(t)[:12])
     return "\n".join(lines)
+
+
+#: The narrowest each column of the recent-batches table gets: batch, in, duration, state, findings.
+_MIN_WIDTHS = (5, 8, 7, 9, 1)
+
+
+def _batch_lines(records: list[BatchRecord]) -> list[str]:
+    """One line per batch, each column as wide as its widest value, so that the columns stay
+    aligned whatever the counts (a catch-up batch can read millions of rows)."""
+    cells = [
+        (
+            f"{r.summary.batch_id}",
+            f"{r.summary.input_rows:,}",
+            f"{r.summary.batch_duration_ms / 1000:.1f}s",
+            f"{r.summary.state_rows:,}",
+            f"{len(r.findings)}",
+        )
+        for r in records
+    ]
+    widths = [max(low, *(len(row[i]) for row in cells)) for i, low in enumerate(_MIN_WIDTHS)]
+    lines = []
+    for row in cells:
+        batch, rows_in, took, state, found = (v.rjust(w) for v, w in zip(row, widths, strict=True))
+        lines.append(
+            f"  batch {batch} | in {rows_in} | {took} | state rows {state} | findings {found}"
+        )
+    return lines
 
 
 def _frames(thread: dict[str, Any]) -> list[str]:
