@@ -132,6 +132,11 @@ BAD_CONFIGS = [
         Severity.WARNING,
         {"spark": {"conf": {f"{ROCKSDB}changelogCheckpointing.enabled": "false"}}},
     ),
+    (
+        "state-rows-untracked",
+        Severity.WARNING,
+        {"spark": {"conf": {f"{ROCKSDB}trackTotalNumberOfRows": "False"}}},
+    ),
 ]
 
 

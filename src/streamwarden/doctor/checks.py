@@ -17,7 +17,12 @@ from streamwarden.config.units import format_duration
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.doctor.memory import MIB, process_memory
 from streamwarden.errors import StreamwardenError
-from streamwarden.spark.session import ROCKSDB_PROVIDER, STATE_DEFAULTS
+from streamwarden.spark.session import (
+    ROCKSDB_PROVIDER,
+    STATE_DEFAULTS,
+    TRACK_STATE_ROWS,
+    state_rows_tracked,
+)
 
 __all__ = ["CHECKS", "diagnose", "task_cores"]
 
@@ -253,6 +258,19 @@ def check_state_store(config: PipelineConfig) -> list[Finding]:
                 "small changelog, so checkpoints grow with the state",
                 f"remove {_CHANGELOG} from spark.conf",
                 "L10",
+            )
+        )
+    if not state_rows_tracked(conf):
+        out.append(
+            Finding(
+                "state-rows-untracked",
+                Severity.WARNING,
+                f"{TRACK_STATE_ROWS} is false: Spark then reports 0 state rows, so the "
+                "state-growth (leak) alarm, the state-row figures of the progress lines, status, "
+                "report and Prometheus, and the state-row skew check all see nothing",
+                f"remove {TRACK_STATE_ROWS} from spark.conf; turning it off saves one RocksDB "
+                "read per state write (see BENCHMARKS.md), at the price of that blindness",
+                "L15",
             )
         )
     return out

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 __all__ = ["Finding", "FindingKind"]
 
-FindingKind = Literal["state_growth", "skew", "slow_batch"]
+FindingKind = Literal["state_growth", "skew", "slow_batch", "state_rows_untracked"]
 
 
 @dataclass(frozen=True)

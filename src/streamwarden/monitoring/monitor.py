@@ -32,6 +32,7 @@ from streamwarden.monitoring.prometheus import PrometheusExporter
 from streamwarden.monitoring.skew import PartitionProbe, SkewDetector
 from streamwarden.monitoring.slow_batches import SlowBatchLog
 from streamwarden.monitoring.summary import BatchSummary
+from streamwarden.spark.session import TRACK_STATE_ROWS, state_rows_tracked
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -100,6 +101,8 @@ class QueryMonitor:
         self._probe: PartitionProbe | None = None
         self._listener: _Listener | None = None
         self._status: dict[str, Any] = {}
+        #: The setting's value while Spark counts no state rows and that is still to be said.
+        self._untracked: str | None = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -114,6 +117,8 @@ class QueryMonitor:
         if self.checkpoint is not None:
             self._meter = CheckpointMeter(self.checkpoint)
         self._probe = PartitionProbe(self.spark)
+        setting = self.spark.conf.get(TRACK_STATE_ROWS, "true") or "true"
+        self._untracked = None if state_rows_tracked({TRACK_STATE_ROWS: setting}) else setting
         self._listener = _Listener(self)
         self.spark.streams.addListener(self._listener)
         sc = self.spark.sparkContext
@@ -180,6 +185,9 @@ class QueryMonitor:
         findings = [*self.leak_alarm.observe(summary), *self.skew.check(summary.batch_id, loads)]
         if self.slow is not None and (slow := self.slow.observe(summary)) is not None:
             findings.append(slow)
+        if self._untracked is not None and summary.operators:
+            findings.append(_untracked_finding(summary.batch_id, self._untracked))
+            self._untracked = None
         record = BatchRecord(summary, usage, loads, findings, progress)
         for finding in findings:
             if finding.kind != "slow_batch":  # that one has its own rate-limited log line
@@ -200,6 +208,17 @@ class QueryMonitor:
     def _publish(self) -> None:
         if self.folder is not None:
             write_status(self.folder, {**self._status, "updated_at_ms": self.clock_ms()})
+
+
+def _untracked_finding(batch_id: int, value: str) -> Finding:
+    return Finding(
+        "state_rows_untracked",
+        batch_id,
+        f"{TRACK_STATE_ROWS} is {value}: Spark counts no state rows, so every state-row figure "
+        "reads 0 and the state-growth alarm cannot see state grow; remove the setting to watch "
+        "state again",
+        details={"setting": TRACK_STATE_ROWS, "value": value},
+    )
 
 
 class _Listener(StreamingQueryListener):

@@ -38,7 +38,12 @@ PANELS = {
     "state": "state rows",
     "checkpoint": "checkpoint bytes",
 }
-_COLOURS = {"state_growth": "tab:red", "skew": "tab:purple", "slow_batch": "tab:orange"}
+_COLOURS = {
+    "state_growth": "tab:red",
+    "skew": "tab:purple",
+    "slow_batch": "tab:orange",
+    "state_rows_untracked": "tab:gray",
+}
 
 
 @dataclass

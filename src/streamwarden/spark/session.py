@@ -20,7 +20,7 @@ from streamwarden.spark.logs import unwritable_log
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["STATE_DEFAULTS", "build_spark_session"]
+__all__ = ["STATE_DEFAULTS", "TRACK_STATE_ROWS", "build_spark_session", "state_rows_tracked"]
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -31,6 +31,17 @@ STATE_DEFAULTS: Mapping[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.noDataMicroBatches.enabled": "true",
 }
+
+#: Spark's switch for counting the rows of each RocksDB state store (``numRowsTotal``). Left at
+#: Spark's default (on): the count costs a read before every state write and delete, and without
+#: it every state-row figure reads 0 and the state-growth alarm is blind.
+TRACK_STATE_ROWS = "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows"
+
+
+def state_rows_tracked(conf: Mapping[str, str]) -> bool:
+    """Whether Spark counts state rows under the settings ``conf`` (absent means Spark's on)."""
+    return conf.get(TRACK_STATE_ROWS, "true").strip().lower() != "false"
+
 
 #: Local files through java.nio instead of child processes (see the engine's
 #: ``io.streamwarden.engine.fs.InProcessRawLocalFileSystem``): without Hadoop's native library,
