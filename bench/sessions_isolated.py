@@ -7,6 +7,8 @@ Run this once per engine and compare the rounds::
 
     .venv/bin/python bench/sessions_isolated.py b --rounds 3
     .venv/bin/python bench/sessions_isolated.py c --rounds 3
+
+``--conf KEY=VALUE`` (repeatable) adds a Spark setting, e.g. to measure what one costs.
 """
 
 from __future__ import annotations
@@ -30,14 +32,18 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--files-per-trigger", type=int, default=2)
     parser.add_argument("--shuffle-partitions", type=int, default=4)
+    parser.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting to add"
+    )
     args = parser.parse_args()
+    conf = dict(setting.split("=", 1) for setting in args.conf)
     path = bench.dataset(args.events, args.users, args.files)
     work = bench.HERE / "out" / f"isolated-{args.run}"
     shutil.rmtree(work, ignore_errors=True)
     spark = build_spark_session(
         app_name="streamwarden-bench-isolated",
         shuffle_partitions=args.shuffle_partitions,
-        extra_conf={"spark.driver.memory": "6g"},
+        extra_conf={"spark.driver.memory": "6g", **conf},
     )
     for n in range(1, args.rounds + 1):
         m = RUNS[args.run](spark, path, work / f"round-{n}", args.files_per_trigger)
