@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from streamwarden.errors import PatternError, UsageError
@@ -243,8 +244,17 @@ def test_an_event_time_column_of_timestamps_or_epoch_millis_is_accepted(
             "stage 'other_host': where_previous('host', '!=', 'scan') compares column 'host', "
             "which is not in the events; columns: user_id, ts, url",
         ),
+        (
+            lambda p: p.where(F.count("*") > 1),
+            "stage 'other_host': its condition cannot be evaluated: [INVALID_WHERE_CONDITION]",
+        ),
+        (
+            lambda p: p.where(F.lag("url").over(Window.partitionBy("user_id").orderBy("ts")) > ""),
+            "stage 'other_host': its condition cannot be evaluated: "
+            "[WINDOW_FUNCTION_NOT_ALLOWED_IN_CLAUSE]",
+        ),
     ],
-    ids=["unknown-column", "not-boolean", "where_previous-unknown-field"],
+    ids=["unknown-column", "not-boolean", "where_previous-unknown-field", "aggregate", "window"],
 )
 def test_a_stage_condition_the_events_cannot_answer_is_a_pattern_error_naming_the_stage(
     spark: Any,

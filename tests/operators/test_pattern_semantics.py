@@ -197,6 +197,30 @@ def test_optional_stage_may_be_skipped(spark: Any) -> None:
     assert sorted(matches(spark, pattern, "a", "b", "c")) == [["a", "b", "c"], ["a", "c"]]
 
 
+def a_then_optional_b(*, loop: bool = False) -> Pattern:
+    b = Pattern.begin("a").where(named("a")).followed_by("b").where(named("b"))
+    return (b.one_or_more() if loop else b).optional().within(WINDOW)
+
+
+def test_an_optional_last_stage_reports_the_match_without_it_and_with_it(spark: Any) -> None:
+    assert matches(spark, a_then_optional_b(), "a", "b") == [["a"], ["a", "b"]]
+    assert matches(spark, a_then_optional_b(loop=True), "a", "b1", "x", "b2") == [
+        ["a"],
+        ["a", "b1"],
+        ["a", "b1", "b2"],
+    ]
+    skip_past = a_then_optional_b().skip(AfterMatch.skip_past_last_event())
+    assert matches(spark, skip_past, "a", "b") == [["a"]]
+
+
+def test_a_match_that_could_have_grown_is_not_reported_again_as_timed_out(spark: Any) -> None:
+    tester = name_tester(spark, a_then_optional_b(), emit_timeouts=True)
+    out = tester.run(stream("a", "x"))
+    assert matched_names(out) == [["a"]]
+    assert matched_names(out, "timeout") == []
+    assert tester.state_rows == 0
+
+
 def test_greedy_takes_events_the_next_stage_would_also_accept(spark: Any) -> None:
     loop = Pattern.begin("s").where(named("s")).followed_by("n").where(named("n")).one_or_more()
     plain = loop.followed_by("e").where(named("n2")).within(WINDOW)
@@ -251,6 +275,31 @@ def test_not_followed_by_at_the_end_matches_when_the_window_closes_clean(spark: 
     assert matched_names(spoiled) == []
 
 
+def a_loop_then_no_c(*, combinations: bool) -> Pattern:
+    loop = Pattern.begin("a").where(named("a")).one_or_more()
+    loop = loop.allow_combinations() if combinations else loop
+    return loop.not_followed_by("c").where(named("c")).within(timedelta(seconds=10))
+
+
+def test_a_loop_before_a_final_not_followed_by_reports_each_match_once(spark: Any) -> None:
+    got = matches(spark, a_loop_then_no_c(combinations=True), "a1", "a2")
+    assert sorted(got) == [["a1"], ["a1", "a2"], ["a2"]]
+    assert matches(spark, a_loop_then_no_c(combinations=False), "a", "x") == [["a"]]
+
+
+def test_a_partial_match_held_at_two_nfa_positions_times_out_once(spark: Any) -> None:
+    # after x, {a} waits both in the loop (for more a) and at b (for b): one partial match
+    loop = Pattern.begin("a").where(named("a")).one_or_more().followed_by("b").where(named("b"))
+    tester = name_tester(spark, loop.within(timedelta(seconds=10)), emit_timeouts=True)
+    assert matched_names(tester.run(stream("a", "x")), "timeout") == [["a"]]
+
+
+def test_a_negation_cannot_be_optional() -> None:
+    start = Pattern.begin("a").where(named("a"))
+    with pytest.raises(PatternError, match="negation 'no' cannot be optional"):
+        start.not_followed_by("no").where(named("x")).optional()
+
+
 # -- conditions on earlier events --------------------------------------------------------------
 def test_where_previous_compares_with_the_earlier_stages_event(spark: Any) -> None:
     pattern = (
@@ -269,6 +318,20 @@ def test_where_previous_compares_with_the_earlier_stages_event(spark: Any) -> No
     ]
     out = PatternTester(spark, pattern, fields=("host",)).run(events)
     assert [[e["values"][0] for e in m["events"]] for m in out] == [["h1", "h2"]]
+
+
+def test_the_tester_compares_numbers_as_numbers_as_detect_does(spark: Any) -> None:
+    pattern = (
+        Pattern.begin("a")
+        .where(F.lit(True))
+        .followed_by("b")
+        .where(F.lit(True))
+        .where_previous("size", ">", "a")
+        .within(WINDOW)
+    )
+    events = [{"key": "k", "ts": 1000, "size": 9}, {"key": "k", "ts": 2000, "size": 10}]
+    out = PatternTester(spark, pattern, fields=("size",)).run(events)
+    assert matched_names(out) == [["9", "10"]]  # as text, "10" > "9" would be false
 
 
 # -- time: window, timeouts, order, lateness ---------------------------------------------------

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.patterns.compile import compile_pattern, condition_problem
@@ -21,7 +22,7 @@ from streamwarden.operators.patterns.pattern import Pattern
 from streamwarden.testing.times import to_ms
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["PatternTester"]
 
@@ -65,17 +66,17 @@ class PatternTester:
                 f"['url'], got {fields!r}"
             )
         self._spark = spark
+        self._pattern = pattern
         self._fields = tuple(fields)
-        self.compiled = compile_pattern(
-            pattern,
-            self._fields,
-            emit_timeouts=emit_timeouts,
-            max_partials_per_key=max_partials_per_key,
-            max_buffered_per_key=max_buffered_per_key,
-        )
-        self._harness = spark._jvm.io.streamwarden.engine.testing.PatternHarness(  # type: ignore[union-attr]
-            self.compiled.plan_json
-        )
+        self._options: dict[str, Any] = {
+            "emit_timeouts": emit_timeouts,
+            "max_partials_per_key": max_partials_per_key,
+            "max_buffered_per_key": max_buffered_per_key,
+        }
+        self.compiled = compile_pattern(pattern, self._fields, **self._options)
+        #: Made with the first events, whose column types decide (as in ``detect``) whether a
+        #: ``where_previous`` compares numbers or text.
+        self._harness: Any = None
 
     def run_batch(
         self, events: Sequence[Mapping[str, Any]], watermark: datetime | int
@@ -98,6 +99,7 @@ class PatternTester:
             problem = condition_problem(df, self.compiled.mask, boolean=False)  # stage bits
             if problem is not None:
                 raise PatternError(f"the pattern's conditions over these events: {problem}")
+            harness = self._engine(df)
             masks = df.select(
                 self.compiled.mask.alias("mask"),
                 F.array(*[F.col(f).cast("string") for f in self.compiled.fields]).alias("values"),
@@ -111,10 +113,27 @@ class PatternTester:
                         "values": list(row["values"]),
                     }
                 )
+        elif self._harness is None:  # no events yet: no state, nothing to evict
+            return []
+        else:
+            harness = self._harness
         out: list[dict[str, Any]] = json.loads(
-            self._harness.runBatch(json.dumps(payload), to_ms(watermark))
+            harness.runBatch(json.dumps(payload), to_ms(watermark))
         )
         return out
+
+    def _engine(self, events: DataFrame) -> Any:
+        """The engine's harness, made on the first events: numeric columns compare as numbers."""
+        if self._harness is None:
+            numeric = frozenset(
+                f.name for f in events.schema.fields if isinstance(f.dataType, T.NumericType)
+            )
+            self.compiled = compile_pattern(self._pattern, self._fields, numeric, **self._options)
+            jvm: Any = self._spark._jvm
+            self._harness = jvm.io.streamwarden.engine.testing.PatternHarness(
+                self.compiled.plan_json
+            )
+        return self._harness
 
     def run(
         self, events: Sequence[Mapping[str, Any]], *, close: bool = True
@@ -128,16 +147,16 @@ class PatternTester:
         return first + self.run_batch([], last + window + 1)
 
     def peek_state(self, key: str) -> dict[str, Any] | None:
-        text = self._harness.peek(key)
+        text = None if self._harness is None else self._harness.peek(key)
         return None if text is None else dict(json.loads(text))
 
     @property
     def state_rows(self) -> int:
-        return int(self._harness.stateRows())
+        return 0 if self._harness is None else int(self._harness.stateRows())
 
     @property
     def state_bytes(self) -> int:
-        return int(self._harness.stateBytes())
+        return 0 if self._harness is None else int(self._harness.stateBytes())
 
 
 def matched_names(out: Sequence[Mapping[str, Any]], kind: str = "match") -> list[list[str]]:

@@ -146,6 +146,9 @@ def condition_problem(events: DataFrame, condition: Column, *, boolean: bool = T
 
     try:
         with query_errors_unlogged():
+            # in a filter first: an aggregate (count(*) > 1), a window function or a generator
+            # passes a select of its own (a one-row query, ...), but no per-event condition
+            events.where(condition.isNotNull())
             result_type = events.select(condition.alias("c")).schema["c"].dataType
     except PySparkException as exc:  # parse and analysis errors: unknown column, wrong types
         return f"cannot be evaluated: {first_line(java_message(exc))}"

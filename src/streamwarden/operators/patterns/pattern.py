@@ -177,6 +177,11 @@ class Pattern:
 
     def optional(self) -> Pattern:
         """The current stage may match no event at all."""
+        if self._last.negation:
+            raise PatternError(
+                f"negation {self._last.name!r} cannot be optional: it forbids events and takes "
+                "none, so there is nothing to make optional; remove .optional()"
+            )
         if len(self.stages) == 1:
             raise PatternError(
                 f"the first stage {self._last.name!r} cannot be optional: a match must start "

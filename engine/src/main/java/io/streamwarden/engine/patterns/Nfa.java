@@ -23,8 +23,8 @@ import java.util.List;
  * not_followed_by} on any event before the following stage takes one (or, as the last stage,
  * before the pattern's window closes, which completes the match).
  *
- * <p>Identical partial matches reached by different paths are merged, so no match is reported
- * twice. A partial match whose window ({@code within}) has passed is removed, and optionally
+ * <p>Identical partial matches reached by different paths are merged, and a match or timeout
+ * is reported once for its events whatever NFA positions held them, so none is reported twice. A partial match whose window ({@code within}) has passed is removed, and optionally
  * reported as timed out; a key holding no partial match and no waiting event holds no state.
  */
 public final class Nfa {
@@ -85,22 +85,34 @@ public final class Nfa {
     return next;
   }
 
+  /**
+   * Removes the partial matches whose window has passed: each completes (a pattern ending in
+   * not_followed_by) or times out, unless it was a match already and only waited to grow
+   * longer. The same events can sit at several NFA positions (a loop
+   * still waiting for more, and the stage after it); they are one match or one timeout.
+   */
   private void expire(KeyState s, long nowMs, List<Found> out) {
     List<Partial> kept = new ArrayList<>(s.partials.size());
-    List<Partial> completed = new ArrayList<>();
+    LinkedHashSet<Partial> completed = new LinkedHashSet<>();
+    LinkedHashSet<Partial> timedOut = new LinkedHashSet<>();
     for (Partial p : s.partials) {
-      long deadline = p.startMs() + plan.withinMs;
-      if (nowMs < deadline) {
+      if (nowMs < p.startMs() + plan.withinMs) {
         kept.add(p);
       } else if (plan.endsWithNotFollowedBy() && canEndHere(p)) {
-        completed.add(p); // nothing forbidden arrived within the window: a match
-      } else if (plan.emitTimeouts) {
-        out.add(Found.timeout(p, deadline));
+        completed.add(p.content()); // nothing forbidden arrived within the window: a match
+      } else if (!complete(p)) { // a complete one was reported as a match when it completed
+        timedOut.add(p.content());
       }
     }
     s.partials = kept;
+    timedOut.removeAll(completed);
+    if (plan.emitTimeouts) {
+      for (Partial p : timedOut) {
+        out.add(Found.timeout(p, p.startMs() + plan.withinMs));
+      }
+    }
     if (!completed.isEmpty()) {
-      emitWithSkip(completed, s.partials, out);
+      emitWithSkip(new ArrayList<>(completed), s.partials, out);
     }
   }
 
@@ -158,15 +170,22 @@ public final class Nfa {
   }
 
   private void afterTake(Partial q, LinkedHashSet<Partial> next, LinkedHashSet<Partial> done) {
-    Stage st = stages.get(q.stage);
-    if (st.satisfied(q.count) && completesWithoutMore(q.stage)) {
+    if (complete(q)) {
       done.add(q);
-      if (st.canTakeMore(q.count)) {
-        next.add(q); // a loop at the end may take more, each a further match
+      if (stages.get(q.stage).canTakeMore(q.count) || q.stage + 1 < stages.size()) {
+        // a loop at the end may take more, and the optional stages after it may still take
+        // events: each a further, longer match (as in Flink, where `a b?` reports a and a b)
+        next.add(q);
       }
       return;
     }
     next.add(q);
+  }
+
+  /** True if {@code p}'s events are a match already: its stage has taken enough, and every
+   * stage after it may take nothing. Such a partial waits only to grow a longer match. */
+  private boolean complete(Partial p) {
+    return stages.get(p.stage).satisfied(p.count) && completesWithoutMore(p.stage);
   }
 
   /** True if every stage after {@code i} may take nothing and none is a negation. */

@@ -45,6 +45,12 @@ public final class Partial {
     return new Partial(takingStage, newCount, -1, more, stages);
   }
 
+  /** The events and the stages that took them, without the NFA position: what a match or
+   * timeout reports, and equal for every position that holds the same events. */
+  public Partial content() {
+    return new Partial(-1, 0, -1, events, stageOf);
+  }
+
   public PEvent first() {
     return events.get(0);
   }
