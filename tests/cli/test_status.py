@@ -149,3 +149,8 @@ def test_the_recent_batches_stay_in_columns_whatever_the_counts():
     assert len(rows) == 3
     assert len({tuple(i for i, c in enumerate(row) if c == "|") for row in rows}) == 1, rows
     assert "in 12,345,678" in rows[1] and "state rows 1,234,567,890" in rows[1]
+
+
+def test_a_pipeline_with_no_batch_yet_shows_an_empty_list():
+    text = format_status(PipelineStatus({"query": "q", "state": "stopped"}, []))
+    assert text.splitlines()[-1] == "recent batches:"

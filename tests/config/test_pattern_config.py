@@ -167,6 +167,14 @@ def test_the_declared_pattern_is_built_stage_by_stage():
             stages(BEGIN, {"name": "b", "contiguity": "not_next", "where": "true"}),
             "ends with not_next('b')",
         ),
+        (
+            stages(
+                BEGIN,
+                {"name": "no", "contiguity": "not_followed_by", "where": "true", "optional": True},
+                {"name": "c", "where": "true"},
+            ),
+            "stages.1 ('no'): negation 'no' cannot be optional",
+        ),
         (stages(BEGIN, emit_timeouts=True), "emit_timeouts = true and [sinks.timeouts] go"),
         (stages(BEGIN, key="host"), "patterns.key: 'host' is not a validated event column"),
         (stages(BEGIN, fields=["url", "ip"]), "patterns.fields: 'ip' is not a validated"),

@@ -9,6 +9,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from streamwarden.monitoring import read_progress_log
+from streamwarden.monitoring.progress_log import progress_dir
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.pipeline.patterns import PatternBatchStats
@@ -131,3 +133,14 @@ def test_no_state_is_left_once_every_deadline_has_passed(run):
     _, result = run
     last = result.progress[-1]
     assert [op["numRowsTotal"] for op in last["stateOperators"]] == [0]
+
+
+def test_the_progress_log_records_every_batch_with_its_dead_letters(run):
+    root, result = run
+    records = read_progress_log(progress_dir(root / "checkpoint") / "progress.jsonl")
+    assert [r.summary.batch_id for r in records] == [p["batchId"] for p in result.progress]
+    dead: dict[str, int] = {}
+    for r in records:
+        for reason, n in r.summary.dead_letters.items():
+            dead[reason] = dead.get(reason, 0) + n
+    assert dead == {"malformed_json": 1, "missing_field": 1, "too_late": 1}

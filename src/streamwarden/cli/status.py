@@ -75,7 +75,7 @@ def _batch_lines(records: list[BatchRecord]) -> list[str]:
         )
         for r in records
     ]
-    widths = [max(low, *(len(row[i]) for row in cells)) for i, low in enumerate(_MIN_WIDTHS)]
+    widths = [max([low, *(len(row[i]) for row in cells)]) for i, low in enumerate(_MIN_WIDTHS)]
     lines = []
     for row in cells:
         batch, rows_in, took, state, found = (v.rjust(w) for v, w in zip(row, widths, strict=True))

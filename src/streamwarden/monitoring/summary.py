@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from streamwarden.pipeline.batch_writer import BatchStats
+from streamwarden.pipeline.batch_writer import observed_dead_letters
 
 __all__ = ["BatchSummary", "OperatorSummary", "epoch_ms"]
 
@@ -90,7 +90,6 @@ class BatchSummary:
         """Reads a ``StreamingQueryProgress`` as JSON (``json.loads(progress.json)``)."""
         event_time = progress.get("eventTime") or {}
         watermark = event_time.get("watermark")
-        stats = BatchStats.from_progress(progress)
         return cls(
             query=str(progress.get("name") or progress.get("id")),
             batch_id=int(progress["batchId"]),
@@ -103,7 +102,7 @@ class BatchSummary:
             watermark_ms=epoch_ms(watermark) or None,
             max_event_ms=epoch_ms(event_time.get("max")),
             operators=[_operator(i, op) for i, op in enumerate(progress.get("stateOperators", []))],
-            dead_letters=dict(stats.dead_letters) if stats else {},
+            dead_letters=observed_dead_letters(progress),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -22,7 +22,9 @@ __all__ = [
     "BatchWriter",
     "SessionBatchWriter",
     "dead_letter_counts",
+    "dead_letters_by_reason",
     "observed_counts",
+    "observed_dead_letters",
 ]
 
 #: Name of the observed metrics that carry each batch's output counts in the query progress.
@@ -47,10 +49,23 @@ class BatchStats:
             batch_id=int(progress["batchId"]),
             session_rows=int(row["sessions"]),
             session_events=int(row["session_events"] or 0),
-            dead_letters={
-                r.value: int(row[f"dead_{r.value}"]) for r in Reason if row[f"dead_{r.value}"]
-            },
+            dead_letters=dead_letters_by_reason(row),
         )
+
+
+def dead_letters_by_reason(row: Any) -> dict[str, int]:
+    """The non-zero ``dead_<reason>`` counts of an observed-metrics row (a Spark ``Row`` or
+    its JSON as a dict), whichever operator's counts it holds."""
+    values = row.asDict() if hasattr(row, "asDict") else dict(row)
+    counts = {r.value: values.get(f"dead_{r.value}") for r in Reason}
+    return {reason: int(n) for reason, n in counts.items() if n}
+
+
+def observed_dead_letters(progress: dict[str, Any]) -> dict[str, int]:
+    """Dead letters by reason in a batch's progress, whichever operator wrote them; empty for a
+    query that is not a streamwarden pipeline."""
+    row = progress.get("observedMetrics", {}).get(OBSERVATION)
+    return {} if row is None else dead_letters_by_reason(row)
 
 
 def observed_counts() -> list[Column]:

@@ -25,7 +25,13 @@ from streamwarden.operators.patterns.from_config import (
     pattern_from_config,
 )
 from streamwarden.operators.patterns.records import detect_validated, validated_events
-from streamwarden.pipeline.batch_writer import OBSERVATION, BatchWriter, Output, dead_letter_counts
+from streamwarden.pipeline.batch_writer import (
+    OBSERVATION,
+    BatchWriter,
+    Output,
+    dead_letter_counts,
+    dead_letters_by_reason,
+)
 from streamwarden.sinks import ParquetBatchSink
 from streamwarden.validation import Reason
 
@@ -69,9 +75,7 @@ class PatternBatchStats:
             matches=int(out["matches"]),
             timeouts=int(out["timeouts"]),
             overflowed_partials=int(out["overflowed_partials"] or 0),
-            dead_letters={
-                r.value: int(out[f"dead_{r.value}"]) for r in Reason if out[f"dead_{r.value}"]
-            },
+            dead_letters=dead_letters_by_reason(out),
         )
 
 
