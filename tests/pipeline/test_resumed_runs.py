@@ -8,6 +8,7 @@ import pytest
 
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account
+from streamwarden.sinks.parquet import batch_dir_name
 from tests.support import pageview, pipeline_config, write_batches
 
 pytestmark = pytest.mark.spark
@@ -39,3 +40,28 @@ def test_a_run_with_nothing_to_do_reports_no_batch(spark, tmp_path):
     again = Pipeline(config, spark).run(once=True)
     assert all("addBatch" in p["durationMs"] for p in again.progress)
     assert all(p["batchId"] > max(ran) for p in again.progress)
+
+
+def test_a_batch_every_sink_wrote_before_a_crash_replays_its_state_and_writes_nothing_twice(
+    spark, tmp_path
+):
+    # batch 1 closes u1's session and dead-letters a too-late event: both sinks write it
+    batches = [
+        [pageview("u1", 0), pageview("u2", 100)],
+        [pageview("u3", 0), "not json"],
+    ]
+    write_batches(tmp_path / "landing", batches)
+    config = pipeline_config(tmp_path)
+    Pipeline(config, spark).run(once=True)
+    assert config.sinks.sessions is not None
+    for sink in (config.sinks.sessions.path, config.sinks.dead_letters.path):
+        assert (sink / batch_dir_name(1)).is_dir()
+    # the crash: after the sinks wrote batch 1, before Spark committed it
+    commits = config.checkpoint.path / "commits"
+    for name in ("1", ".1.crc"):
+        (commits / name).unlink()
+    resumed = Pipeline(config, spark).run(once=True, drain=True)
+    assert resumed.progress[0]["batchId"] == 1  # replayed, its state computed again
+    assert state_rows(resumed) == [0]
+    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 4)
+    assert accounting.balanced and accounting.sessions == 2, accounting.describe()

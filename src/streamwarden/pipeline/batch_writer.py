@@ -93,7 +93,14 @@ Output = tuple[BatchSink, Callable[["DataFrame"], "DataFrame"]]
 
 class BatchWriter:
     """Writes each output of one batch to its sink; the engine's output is persisted so that
-    the stateful step runs once for all the writes."""
+    the stateful step runs once for all the writes.
+
+    A batch replayed after a crash that came after every sink had written it, but before Spark
+    committed it, is skipped by every sink. Its stateful step must run all the same: Spark's
+    checkpoint (format v2) records each batch's state version at commit, and a batch whose
+    state was never computed leaves a checkpoint that cannot restart. So it runs into a
+    discarding sink.
+    """
 
     def __init__(self, outputs: Sequence[Output]) -> None:
         self.outputs = tuple(outputs)
@@ -101,8 +108,11 @@ class BatchWriter:
     def __call__(self, combined: DataFrame, batch_id: int) -> None:
         combined.persist()
         try:
-            for sink, select in self.outputs:
-                sink.write_batch(select(combined), batch_id)
+            computed = [
+                sink.write_batch(select(combined), batch_id) for sink, select in self.outputs
+            ]
+            if not any(computed):
+                combined.write.format("noop").mode("overwrite").save()
         finally:
             combined.unpersist()
 

@@ -20,6 +20,10 @@ class BatchSink(Protocol):
 
     name: str
 
-    def write_batch(self, rows: DataFrame, batch_id: int) -> None:
-        """Writes ``rows`` for ``batch_id``; a second call with the same id must be a no-op."""
+    def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
+        """Writes ``rows`` for ``batch_id``; a second call with the same id must be a no-op.
+
+        Returns whether ``rows`` were computed (False when the batch was skipped as written
+        before): the pipeline must still run the batch's stateful step when every sink skips.
+        """
         ...

@@ -35,18 +35,19 @@ class ParquetBatchSink:
         self.name = name
         self.path = path
 
-    def write_batch(self, rows: DataFrame, batch_id: int) -> None:
+    def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
         final = self.path / batch_dir_name(batch_id)
         if final.exists():
-            return  # written before a crash; the replayed batch holds the same rows
+            return False  # written before a crash; the replayed batch holds the same rows
         staging = self.path / _STAGING / f"{batch_id}-{uuid.uuid4().hex}"
         rows.write.mode("error").parquet(str(staging))
         if _row_count(staging) == 0:
             shutil.rmtree(staging)  # no folder for a batch that wrote nothing
-            return
-        final.parent.mkdir(parents=True, exist_ok=True)
-        staging.rename(final)
+        else:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            staging.rename(final)
         shutil.rmtree(self.path / _STAGING, ignore_errors=True)
+        return True
 
 
 def _row_count(folder: Path) -> int:
