@@ -15,6 +15,7 @@ from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import PipelineError
 from streamwarden.pipeline.idle import IdleTicker, write_tick
 from streamwarden.pipeline.interrupt import stop_requested_on_interrupt
+from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.steps import (
     AnyBatchStats,
     OperatorStep,
@@ -130,6 +131,7 @@ class Pipeline:
         instead of corrupting it.
         """
         with hold_checkpoint(self.config.checkpoint.path, f"pipeline {self.config.name!r}"):
+            check_ownership(self.config)
             self.monitor = self._start_monitor()
             try:
                 monitor = self.monitor

@@ -1,0 +1,122 @@
+"""Which pipeline a checkpoint and its sink folders belong to: refuses, before a run starts,
+the changes between runs that would lose or double records without an error from Spark.
+
+A checkpoint holds what its source has read (Spark tracks the files of one path), the
+operator's state in that operator's layout, and the batch ids it has planned; each sink skips
+the batch ids it already holds. So, on an existing checkpoint:
+
+- another operator leaves the old operator's state unread for ever (open sessions are lost);
+- another source path or format reads every file of the new path again (records doubled);
+- another pattern (its stages, quantifiers, comparisons, key or carried fields; a stage's
+  ``where`` may change) reads the stored partial matches under the new stages (wrong matches, or
+  a failure in the middle of a batch);
+- sink folders holding batch ids the checkpoint never planned (a new checkpoint beside the
+  outputs of an old one) would make the sinks skip the new batches as written (records lost).
+
+The first run records the pipeline in ``<checkpoint>/streamwarden/pipeline.json``; every later
+run compares with it. A checkpoint from before this record is adopted as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from streamwarden.config.model import PipelineConfig
+from streamwarden.errors import ConfigError
+
+__all__ = ["IDENTITY_FILE", "check_ownership", "identity"]
+
+IDENTITY_FILE = "pipeline.json"
+_BATCH_DIR = re.compile(r"^batch_id=(\d+)$")
+
+
+def identity(config: PipelineConfig) -> dict[str, Any]:
+    """What a checkpoint's content depends on: operator, source, and the pattern's layout."""
+    ident: dict[str, Any] = {
+        "operator": config.operator,
+        "source": {"path": str(config.source.path.resolve()), "format": config.source.format},
+    }
+    if config.patterns is not None:
+        p = config.patterns
+        ident["pattern"] = {
+            "key": p.key,
+            "fields": list(p.fields),
+            # a stage's `where` may change: it decides which events a stage takes, not what
+            # the stored partial matches hold
+            "stages": [s.model_dump(mode="json", exclude={"where"}) for s in p.stages],
+        }
+    return ident
+
+
+def check_ownership(config: PipelineConfig) -> None:
+    """Raises :class:`ConfigError` if ``config`` is not the pipeline that wrote its checkpoint
+    or its sink folders; records the pipeline on a checkpoint that has no record yet."""
+    checkpoint = config.checkpoint.path
+    planned = _last_planned_batch(checkpoint)
+    _check_sinks(config, planned)
+    record = checkpoint / "streamwarden" / IDENTITY_FILE
+    current = identity(config)
+    if planned is not None and record.is_file():
+        _compare(config, json.loads(record.read_text(encoding="utf-8")), current)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str, Any]) -> None:
+    where = f"checkpoint {config.checkpoint.path}"
+    fresh = "use a new checkpoint.path (and new sink folders) for the changed pipeline"
+    if recorded.get("operator") != current["operator"]:
+        raise ConfigError(
+            f"{where} holds the state of operator {recorded.get('operator')!r}, but the config "
+            f"runs {current['operator']!r}: the old state would never be read again (its open "
+            f"sessions or partial matches lost); set operator back, or {fresh}"
+        )
+    if recorded.get("source") != current["source"]:
+        old, new = recorded.get("source") or {}, current["source"]
+        raise ConfigError(
+            f"{where} has read source {old.get('path')!r} ({old.get('format')}), but the config "
+            f"reads {new['path']!r} ({new['format']}): Spark tracks the files it read per path, "
+            f"so every file of the new one would be read again; set source back, or {fresh}"
+        )
+    if recorded.get("pattern") != current.get("pattern"):
+        raise ConfigError(
+            f"{where} holds partial matches of another pattern (its stages, quantifiers, "
+            "comparisons, key or fields differ from the config's; only a stage's `where` may "
+            f"change): they would be read under the new stages; set the pattern back, or {fresh}"
+        )
+
+
+def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
+    sinks = config.sinks
+    for name in ("sessions", "matches", "timeouts", "dead_letters"):
+        sink = getattr(sinks, name)
+        if sink is None:
+            continue
+        written = _batch_ids(sink.path)
+        if written and (planned is None or max(written) > planned):
+            state = (
+                "has planned no batch yet"
+                if planned is None
+                else f"has planned batches up to {planned} only"
+            )
+            raise ConfigError(
+                f"sink {name} at {sink.path} holds batches up to {max(written)}, but checkpoint "
+                f"{config.checkpoint.path} {state}: these outputs belong to another checkpoint, "
+                "and the sink would skip this one's batches of the same ids as already written; "
+                "move or empty the sink folder, or run on the checkpoint that wrote it"
+            )
+
+
+def _last_planned_batch(checkpoint: Path) -> int | None:
+    offsets = checkpoint / "offsets"
+    ids = [int(f.name) for f in offsets.iterdir() if f.name.isdigit()] if offsets.is_dir() else []
+    return max(ids, default=None)
+
+
+def _batch_ids(sink: Path) -> list[int]:
+    if not sink.is_dir():
+        return []
+    return [int(m.group(1)) for f in sink.iterdir() if (m := _BATCH_DIR.match(f.name))]
