@@ -7,7 +7,7 @@ import os
 import pytest
 
 from streamwarden.checkpoints.run_lock import checkpoint_holder, hold_checkpoint
-from streamwarden.errors import CheckpointInUseError
+from streamwarden.errors import CheckpointInUseError, UsageError
 
 
 def test_a_held_checkpoint_names_its_holder_and_is_free_after(tmp_path):
@@ -24,3 +24,12 @@ def test_a_second_holder_is_refused_with_who_holds_it(tmp_path):
         second = hold_checkpoint(tmp_path, "rescale")
         with pytest.raises(CheckpointInUseError, match=r"in use by pipeline 'a' \(pid"):
             second.__enter__()
+
+
+@pytest.mark.parametrize("inside", ["", "cp"], ids=["the checkpoint", "a parent"])
+def test_a_checkpoint_path_through_a_file_is_refused_saying_which_file(tmp_path, inside):
+    blocker = tmp_path / "f"
+    blocker.write_text("not a folder")
+    lock = hold_checkpoint(blocker / inside if inside else blocker, "a run")
+    with pytest.raises(UsageError, match=rf"'{blocker}' is a file; point checkpoint.path"):
+        lock.__enter__()

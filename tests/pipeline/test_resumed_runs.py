@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from streamwarden.errors import PipelineError
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account
 from streamwarden.sinks.parquet import batch_dir_name
@@ -65,3 +66,20 @@ def test_a_batch_every_sink_wrote_before_a_crash_replays_its_state_and_writes_no
     assert state_rows(resumed) == [0]
     accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 4)
     assert accounting.balanced and accounting.sessions == 2, accounting.describe()
+
+
+def test_a_checkpoint_missing_a_state_file_fails_saying_so_and_what_to_do(spark, tmp_path):
+    write_batches(tmp_path / "landing", [[pageview("u1", 0)]])
+    config = pipeline_config(tmp_path)
+    Pipeline(config, spark).run(once=True)
+    state = config.checkpoint.path / "state" / "0" / "0"
+    latest = max(int(f.name.split("_")[0]) for f in state.glob("*.changelog"))
+    for f in state.glob(f"*{latest}_*"):
+        f.unlink()
+    write_batches(tmp_path / "landing", [[pageview("u1", 5)]], first_index=1)
+    with pytest.raises(PipelineError) as caught:
+        Pipeline(config, spark).run(once=True)
+    message = str(caught.value)
+    assert "FileNotFoundException" in message and f"{latest}_" in message
+    assert "Python Proxy" not in message and "Traceback" not in message
+    assert "restore it from a copy, or start over on a new checkpoint.path" in message

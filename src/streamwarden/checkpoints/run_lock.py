@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from streamwarden.errors import CheckpointInUseError
+from streamwarden.errors import CheckpointInUseError, UsageError
 
 __all__ = ["checkpoint_holder", "hold_checkpoint", "lock_path"]
 
@@ -33,6 +33,12 @@ def lock_path(checkpoint: Path) -> Path:
 @contextmanager
 def hold_checkpoint(checkpoint: Path, what: str) -> Iterator[None]:
     """Holds the checkpoint's run lock for the duration; raises if someone else holds it."""
+    blocker = next((p for p in (Path(checkpoint), *Path(checkpoint).parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise UsageError(
+            f"checkpoint path {str(checkpoint)!r} cannot be a folder: {str(blocker)!r} is a "
+            "file; point checkpoint.path at a folder (Spark creates it if missing)"
+        )
     path = lock_path(checkpoint)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+", encoding="utf-8") as handle:

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from streamwarden.operators.sessions.api import dead_letter_rows, session_rows
 from streamwarden.sinks.base import BatchSink
+from streamwarden.spark.jvm import java_message
 from streamwarden.validation import Reason
 
 if TYPE_CHECKING:
@@ -104,8 +105,19 @@ class BatchWriter:
 
     def __init__(self, outputs: Sequence[Output]) -> None:
         self.outputs = tuple(outputs)
+        #: What failed in the last batch, as one line. Spark reports a failure inside
+        #: ``foreachBatch`` as "an exception was raised by the Python Proxy" with a Python
+        #: traceback, so the runner reports this instead.
+        self.failure: str | None = None
 
     def __call__(self, combined: DataFrame, batch_id: int) -> None:
+        try:
+            self._write(combined, batch_id)
+        except Exception as exc:
+            self.failure = f"batch {batch_id}: {java_message(exc)}"
+            raise
+
+    def _write(self, combined: DataFrame, batch_id: int) -> None:
         combined.persist()
         try:
             computed = [

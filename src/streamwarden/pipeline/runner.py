@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
 
     from streamwarden.monitoring.monitor import QueryMonitor
+    from streamwarden.pipeline.batch_writer import BatchWriter
 
 __all__ = ["Pipeline", "RunResult", "ticks_dir"]
 
@@ -61,6 +62,8 @@ class Pipeline:
         self._spark = spark
         #: The monitor of the current (or last) run, if monitoring is enabled.
         self.monitor: QueryMonitor | None = None
+        #: The batch writer of the running query: it keeps the cause of a failed batch.
+        self._writer: BatchWriter | None = None
 
     @property
     def spark(self) -> SparkSession:
@@ -89,6 +92,7 @@ class Pipeline:
         """Builds and starts the streaming query."""
         cfg = self.config
         step = self._step()
+        self._writer = step.writer
         stream = (
             step.output.writeStream.queryName(cfg.name)
             .foreachBatch(step.writer)
@@ -214,11 +218,25 @@ class Pipeline:
             raise KeyboardInterrupt
         exc = query.exception()
         if exc is not None:
-            raise PipelineError(
-                f"pipeline {self.config.name!r} failed: {java_message(exc)}; the full trace is "
-                "in the Spark log. Fix the cause and run again: it resumes from the checkpoint"
-            )
+            raise PipelineError(self._failure(java_message(exc)))
         return result
+
+    def _failure(self, spark_message: str) -> str:
+        """One line saying what failed and what to do. A failure inside the batch writer
+        reaches Spark as a Python traceback; the writer kept its own cause."""
+        cause = (self._writer.failure if self._writer else None) or spark_message
+        checkpoint = str(self.config.checkpoint.path)
+        if "FileNotFoundException" in cause and checkpoint in cause:
+            advice = (
+                "the checkpoint lacks a file it needs (damaged or partly deleted): restore it "
+                "from a copy, or start over on a new checkpoint.path with new sink folders"
+            )
+        else:
+            advice = "Fix the cause and run again: it resumes from the checkpoint"
+        return (
+            f"pipeline {self.config.name!r} failed: {cause}; the full trace is in the Spark "
+            f"log. {advice}"
+        )
 
     def _report(
         self,
