@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from streamwarden.checkpoints.run_lock import checkpoint_holder, hold_checkpoint
+from streamwarden.checkpoints.run_lock import checkpoint_holder, hold_checkpoint, refuse_if_held
 from streamwarden.errors import CheckpointInUseError, UsageError
 
 
@@ -33,3 +33,11 @@ def test_a_checkpoint_path_through_a_file_is_refused_saying_which_file(tmp_path,
     lock = hold_checkpoint(blocker / inside if inside else blocker, "a run")
     with pytest.raises(UsageError, match=rf"'{blocker}' is a file; point checkpoint.path"):
         lock.__enter__()
+
+
+def test_a_command_refuses_a_held_checkpoint_without_taking_the_lock(tmp_path):
+    held = pytest.raises(CheckpointInUseError, match=r"in use by pipeline 'p' .* retry a run")
+    with hold_checkpoint(tmp_path, "pipeline 'p'"), held:
+        refuse_if_held(tmp_path, "a run")
+    refuse_if_held(tmp_path, "a run")  # free again: nothing raised
+    assert checkpoint_holder(tmp_path) is None

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from streamwarden.errors import CheckpointInUseError, UsageError
 
-__all__ = ["checkpoint_holder", "hold_checkpoint", "lock_path"]
+__all__ = ["checkpoint_holder", "hold_checkpoint", "lock_path", "refuse_if_held"]
 
 
 def lock_path(checkpoint: Path) -> Path:
@@ -43,11 +43,7 @@ def hold_checkpoint(checkpoint: Path, what: str) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+", encoding="utf-8") as handle:
         if not _try_lock(handle):
-            holder = _read(handle)
-            raise CheckpointInUseError(
-                f"checkpoint {str(checkpoint)!r} is in use by {_describe(holder)}; stop that "
-                f"run first (Ctrl-C, or let a --once run finish), then retry {what}"
-            )
+            raise _in_use(checkpoint, _read(handle), what)
         try:
             handle.seek(0)
             handle.truncate()
@@ -62,6 +58,21 @@ def hold_checkpoint(checkpoint: Path, what: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def refuse_if_held(checkpoint: Path, what: str) -> None:
+    """Raises as :func:`hold_checkpoint` would, without taking the lock: lets a command fail at
+    once, before it starts a JVM, when a pipeline already runs on the checkpoint."""
+    holder = checkpoint_holder(checkpoint)
+    if holder is not None:
+        raise _in_use(checkpoint, holder, what)
+
+
+def _in_use(checkpoint: Path, holder: dict[str, Any] | None, what: str) -> CheckpointInUseError:
+    return CheckpointInUseError(
+        f"checkpoint {str(checkpoint)!r} is in use by {_describe(holder or {})}; stop that "
+        f"run first (Ctrl-C, or let a --once run finish), then retry {what}"
+    )
 
 
 def checkpoint_holder(checkpoint: Path) -> dict[str, Any] | None:

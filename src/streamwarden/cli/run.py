@@ -6,12 +6,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from streamwarden.checkpoints.run_lock import refuse_if_held
 from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.doctor import preflight
 from streamwarden.cli.main import log_to_file
 from streamwarden.config import load_config
 from streamwarden.errors import SourceError, UsageError
 from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.spark.logs import file_logging_conf
 from streamwarden.spark.session import build_spark_session
 
@@ -34,6 +36,10 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
             f"landing directory {str(config.source.path)!r} {state}; create it or fix "
             f"source.path in {str(config_path)!r}"
         )
+    # before the JVM starts (~20 s): a checkpoint in use, or one of another pipeline
+    refuse_if_held(config.checkpoint.path, f"pipeline {config.name!r}")
+    if config.checkpoint.path.is_dir():
+        check_ownership(config)
     log_file = config.checkpoint.path.parent / f"{config.name}.log"
     log_to_file(log_file)
     spark = build_spark_session(
