@@ -92,24 +92,33 @@ public final class Nfa {
    * still waiting for more, and the stage after it); they are one match or one timeout.
    */
   private void expire(KeyState s, long nowMs, List<Found> out) {
-    List<Partial> kept = new ArrayList<>(s.partials.size());
+    List<Partial> kept = null; // made at the first expired partial: most calls expire none
     LinkedHashSet<Partial> completed = new LinkedHashSet<>();
     LinkedHashSet<Partial> timedOut = new LinkedHashSet<>();
-    for (Partial p : s.partials) {
+    for (int i = 0; i < s.partials.size(); i++) {
+      Partial p = s.partials.get(i);
       if (nowMs < p.startMs() + plan.withinMs) {
-        kept.add(p);
-      } else if (plan.endsWithNotFollowedBy() && canEndHere(p)) {
+        if (kept != null) {
+          kept.add(p);
+        }
+        continue;
+      }
+      if (kept == null) {
+        kept = new ArrayList<>(s.partials.subList(0, i));
+      }
+      if (plan.endsWithNotFollowedBy() && canEndHere(p)) {
         completed.add(p.content()); // nothing forbidden arrived within the window: a match
-      } else if (!complete(p)) { // a complete one was reported as a match when it completed
+      } else if (plan.emitTimeouts && !complete(p)) { // a complete one was reported already
         timedOut.add(p.content());
       }
     }
+    if (kept == null) {
+      return;
+    }
     s.partials = kept;
     timedOut.removeAll(completed);
-    if (plan.emitTimeouts) {
-      for (Partial p : timedOut) {
-        out.add(Found.timeout(p, p.startMs() + plan.withinMs));
-      }
+    for (Partial p : timedOut) {
+      out.add(Found.timeout(p, p.startMs() + plan.withinMs));
     }
     if (!completed.isEmpty()) {
       emitWithSkip(new ArrayList<>(completed), s.partials, out);
