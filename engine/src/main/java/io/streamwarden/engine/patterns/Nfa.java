@@ -92,9 +92,9 @@ public final class Nfa {
    * still waiting for more, and the stage after it); they are one match or one timeout.
    */
   private void expire(KeyState s, long nowMs, List<Found> out) {
-    List<Partial> kept = null; // made at the first expired partial: most calls expire none
-    LinkedHashSet<Partial> completed = new LinkedHashSet<>();
-    LinkedHashSet<Partial> timedOut = new LinkedHashSet<>();
+    List<Partial> kept = null; // these three are made at the first expired partial: most
+    LinkedHashSet<Partial> completed = null; // calls (one per consumed event) expire none
+    LinkedHashSet<Partial> timedOut = null;
     for (int i = 0; i < s.partials.size(); i++) {
       Partial p = s.partials.get(i);
       if (nowMs < p.startMs() + plan.withinMs) {
@@ -105,6 +105,8 @@ public final class Nfa {
       }
       if (kept == null) {
         kept = new ArrayList<>(s.partials.subList(0, i));
+        completed = new LinkedHashSet<>();
+        timedOut = new LinkedHashSet<>();
       }
       if (plan.endsWithNotFollowedBy() && canEndHere(p)) {
         completed.add(p.content()); // nothing forbidden arrived within the window: a match
