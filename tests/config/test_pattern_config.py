@@ -226,3 +226,12 @@ def test_bad_where_sql_is_a_config_error_naming_the_stage(events, where, expecte
     message = str(caught.value)
     assert "patterns.stages.1 ('s1')" in message and expected in message
     assert "at org.apache" not in message
+
+
+@pytest.mark.spark
+def test_a_where_sees_the_event_columns_and_not_the_pipelines_control_columns(events):
+    with pytest.raises(ConfigError) as caught:
+        conditions(events, "true", "reason IS NULL")
+    message = str(caught.value)
+    listed = message.split("(columns: ")[1].split(")")[0]
+    assert listed == "user_id, event_time, ts_ms, page_number, url, size, raw"

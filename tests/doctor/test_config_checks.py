@@ -212,3 +212,22 @@ def test_a_damaged_checkpoint_is_an_error_naming_the_file(sessions_checkpoint, t
     [finding] = [f for f in findings if f.code == "checkpoint-damaged"]
     assert finding.severity == Severity.ERROR
     assert str(offsets) in finding.message and "'x3'" in finding.message
+
+
+@pytest.mark.spark
+def test_a_log_checksum_left_without_its_file_is_an_error_saying_to_delete_it(
+    sessions_checkpoint, tmp_path
+):
+    copy = tmp_path / "checkpoint"
+    shutil.copytree(sessions_checkpoint, copy)
+    assert "checkpoint-orphan-checksum" not in codes(config(checkpoint={"path": str(copy)}))
+    latest = max(int(p.name) for p in (copy / "commits").iterdir() if p.name.isdigit())
+    (copy / "commits" / str(latest)).unlink()  # its hidden .N.crc stays
+    [finding] = [
+        f
+        for f in diagnose(config(checkpoint={"path": str(copy)}))
+        if f.code == "checkpoint-orphan-checksum"
+    ]
+    stray = copy / "commits" / f".{latest}.crc"
+    assert finding.severity == Severity.ERROR
+    assert str(stray) in finding.message and f"delete {stray}" in finding.fix

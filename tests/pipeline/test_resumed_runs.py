@@ -4,6 +4,8 @@ did not run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from streamwarden.errors import PipelineError
@@ -83,3 +85,27 @@ def test_a_checkpoint_missing_a_state_file_fails_saying_so_and_what_to_do(spark,
     assert "FileNotFoundException" in message and f"{latest}_" in message
     assert "Python Proxy" not in message and "Traceback" not in message
     assert "restore it from a copy, or start over on a new checkpoint.path" in message
+
+
+def test_a_commit_deleted_without_its_checksum_fails_saying_what_to_delete(spark, tmp_path):
+    # a user replays the last batch by deleting commits/N by hand and leaves the hidden .N.crc;
+    # Spark then blames "Multiple streaming queries", which is not the cause
+    write_batches(tmp_path / "landing", [[pageview("u1", 0), "not json"]])
+    config = pipeline_config(tmp_path)
+    Pipeline(config, spark).run(once=True)
+    commits = config.checkpoint.path / "commits"
+    last = max(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    (commits / str(last)).unlink()
+    with pytest.raises(PipelineError) as caught:
+        Pipeline(config, spark).run(once=True)
+    message = str(caught.value)
+    assert "Multiple streaming queries" in message  # Spark's words, then what is really wrong
+    assert "no other query uses the checkpoint" in message
+    named = message.split("Delete ")[1].split(" and run again")[0].split(", ")
+    assert named and all(Path(p).parent == commits and p.endswith(".crc") for p in named)
+    for p in named:  # what the message says to do
+        Path(p).unlink()
+    Pipeline(config, spark).run(once=True, drain=True)
+    assert config.sinks.sessions is not None
+    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 2)
+    assert accounting.balanced and accounting.sessions == 1, accounting.describe()

@@ -132,6 +132,23 @@ class CheckpointFiles:
             offsets = self.path / "offsets" / str(batches[-1])
             raise _damaged(offsets, f"{_SHUFFLE_PARTITIONS} is {value!r}") from None
 
+    def orphan_checksums(self) -> list[Path]:
+        """Checksum files (``.N.crc``) of the query's logs whose file ``N`` is gone, as when
+        ``commits/N`` was deleted by hand and its hidden checksum was not. Spark cannot write
+        ``N`` again beside one: it fails the batch with "Multiple streaming queries are
+        concurrently using", which is not the cause. Deleting them is safe."""
+        folders = [self.path / "offsets", self.path / "commits"]
+        sources = self.path / "sources"
+        if sources.is_dir():
+            folders += [d for d in sorted(sources.iterdir()) if d.is_dir()]
+        return [
+            checksum
+            for folder in folders
+            if folder.is_dir()
+            for checksum in sorted(folder.glob(".*.crc"))
+            if not (folder / checksum.name[1 : -len(".crc")]).exists()
+        ]
+
     # -- sizes --------------------------------------------------------------------------------
 
     def operator_ids(self) -> list[int]:

@@ -326,10 +326,40 @@ def check_checkpoint_partitions(config: PipelineConfig) -> list[Finding]:
     ]
 
 
+def check_checkpoint_logs(config: PipelineConfig) -> list[Finding]:
+    """Checksum files left without their log file (``commits/N`` deleted by hand, its hidden
+    ``.N.crc`` not): Spark then fails batch N with a message about concurrent queries."""
+    from streamwarden.checkpoints.files import CheckpointFiles
+    from streamwarden.errors import NotACheckpointError
+
+    if not config.checkpoint.path.is_dir():
+        return []
+    try:
+        orphans = CheckpointFiles(config.checkpoint.path).orphan_checksums()
+    except NotACheckpointError:
+        return []
+    if not orphans:
+        return []
+    names = ", ".join(str(p) for p in orphans)
+    return [
+        Finding(
+            "checkpoint-orphan-checksum",
+            Severity.ERROR,
+            f"checksum file(s) without their log file in the checkpoint: {names}; Spark cannot "
+            "write that batch's file beside one and fails with \"Multiple streaming queries are "
+            'concurrently using", which is not the cause',
+            f"delete {names} (left behind when a log file was deleted by hand; nothing reads "
+            "it), then run again",
+            "L16",
+        )
+    ]
+
+
 CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_memory,
     check_partitions,
     check_checkpoint_partitions,
+    check_checkpoint_logs,
     check_deadlines,
     check_state_store,
 )

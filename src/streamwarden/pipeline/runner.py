@@ -10,9 +10,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
-from streamwarden.errors import PipelineError
+from streamwarden.errors import NotACheckpointError, PipelineError
 from streamwarden.pipeline.idle import IdleTicker, write_tick
 from streamwarden.pipeline.interrupt import stop_requested_on_interrupt
 from streamwarden.pipeline.ownership import check_ownership
@@ -226,10 +227,20 @@ class Pipeline:
         reaches Spark as a Python traceback; the writer kept its own cause."""
         cause = (self._writer.failure if self._writer else None) or spark_message
         checkpoint = str(self.config.checkpoint.path)
+        orphans = _orphan_checksums(self.config.checkpoint.path)
         if "FileNotFoundException" in cause and checkpoint in cause:
             advice = (
                 "the checkpoint lacks a file it needs (damaged or partly deleted): restore it "
                 "from a copy, or start over on a new checkpoint.path with new sink folders"
+            )
+        elif _CONCURRENT in cause and orphans:
+            # the run lock rules out a second run: Spark tripped over a checksum file, such as
+            # the .N.crc of a commits/N deleted by hand (doctor finds those before a run)
+            advice = (
+                "no other query uses the checkpoint (this run holds its lock): Spark tripped "
+                "over a log file's checksum left behind, as when a commit was deleted by hand. "
+                f"Delete {', '.join(map(str, orphans))} and run again: it resumes from the "
+                "checkpoint"
             )
         else:
             advice = "Fix the cause and run again: it resumes from the checkpoint"
@@ -263,6 +274,17 @@ class Pipeline:
                     now_ms(), user_input_rows(progress, self.config), max_event_ms(progress)
                 )
         return seen
+
+
+#: Spark's message when it cannot write a log file that (it thinks) another query wrote.
+_CONCURRENT = "Multiple streaming queries are concurrently using"
+
+
+def _orphan_checksums(checkpoint: Path) -> list[Path]:
+    try:
+        return CheckpointFiles(checkpoint).orphan_checksums()
+    except NotACheckpointError:
+        return []
 
 
 def _await(query: StreamingQuery, seconds: float) -> bool:

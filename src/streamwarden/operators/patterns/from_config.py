@@ -96,11 +96,14 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
     from streamwarden.operators.patterns.compile import condition_problem
 
     compiled: dict[str, Column] = {}
-    columns = ", ".join(events.columns)
+    # Checked against the event columns only: the control columns (is_tick, reason, detail)
+    # are the pipeline's own and mean nothing in a condition.
+    visible = events.select(*EVENT_COLUMNS)
+    columns = ", ".join(EVENT_COLUMNS)
     for i, stage in enumerate(config.stages):
         where = f"patterns.stages.{i} ({stage.name!r}): where = {stage.where!r}"
         condition = F.expr(stage.where)  # parsed when analysed, in condition_problem
-        problem = condition_problem(events, condition)
+        problem = condition_problem(visible, condition)
         if problem is not None:
             raise ConfigError(
                 f"{where} {problem} (columns: {columns}); write a boolean over those columns, "
