@@ -52,7 +52,13 @@ def outputs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
         root / "landing",
         [
             # a: second scan arrives a batch before the first (out of order, within the delay)
-            [event("a", 12, "scan", "h2"), event("b", 0, "scan", "h1"), event(None, 1, "scan")],
+            # and a key starting with NUL, as the engine's control keys do
+            [
+                event("a", 12, "scan", "h2"),
+                event("b", 0, "scan", "h1"),
+                event(None, 1, "scan"),
+                event("\u0000a", 2, "scan"),
+            ],
             [event("a", 11, "scan", "h1"), event("c", 20, "scan", "h1")],
             # late: c's watermark is now past minute 11; b stays alone and times out
             [event("c", 5, "scan", "h9"), event("x", 40, "noise")],
@@ -99,9 +105,11 @@ def test_a_partial_match_that_runs_out_of_time_is_reported_once(outputs: dict[st
     assert sorted(t["key"] for t in outputs["timeouts"]) == ["b", "c"]
 
 
-def test_late_and_keyless_events_are_dead_letters_with_reasons(outputs: dict[str, Any]) -> None:
+def test_late_keyless_and_reserved_key_events_are_dead_letters_with_reasons(
+    outputs: dict[str, Any],
+) -> None:
     reasons = sorted((d["reason"], d["key"]) for d in outputs["dead"])
-    assert reasons == [("missing_field", None), ("too_late", "c")]
+    assert reasons == [("invalid_key", "\u0000a"), ("missing_field", None), ("too_late", "c")]
     late = next(d for d in outputs["dead"] if d["reason"] == "too_late")
     assert json.loads(late["raw"])["host"] == "h9"
 

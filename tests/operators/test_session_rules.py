@@ -111,6 +111,35 @@ def test_an_event_later_than_the_allowed_lateness_is_dead_lettered_as_too_late()
     assert sessions(out) == [] and t.state_rows == 0
 
 
+@pytest.mark.parametrize("together", [True, False], ids=["one-batch", "later-event-first"])
+def test_a_late_event_joins_the_open_session_a_later_event_opens_however_they_are_batched(
+    together,
+):
+    # 80 is behind the watermark (100) with no session of its own, but 101 opens one within the
+    # gap: whether 101 comes in the same batch or an earlier one, 80 joins it
+    t = make_tester()
+    if together:
+        out = t.run_batch([PageView("u", at(80)), PageView("u", at(101))], watermark=at(100))
+    else:
+        t.run_batch([PageView("u", at(101))], watermark=at(100))
+        out = t.run_batch([PageView("u", at(80))], watermark=at(100))
+    assert dead(out) == []
+    [s] = t.advance_watermark(at(200))
+    assert (s["start_ms"], s["end_ms"], s["page_count"]) == (to_ms(at(80)), to_ms(at(101)), 2)
+
+
+def test_a_chain_of_late_events_reaches_the_session_of_a_later_event_in_the_same_batch():
+    t = make_tester()
+    batch = [PageView("u", at(m)) for m in (20, 45, 72, 101)] + [PageView("u", at(5))]
+    out = t.run_batch(batch, watermark=at(100))
+    # 20 -> 45 -> 72 -> 101 are each under the gap apart; 5 is 15 before 20, so it joins too
+    assert dead(out) == []
+    [s] = t.advance_watermark(at(200))
+    assert (s["start_ms"], s["page_count"]) == (to_ms(at(5)), 5)
+    out = t.run_batch([PageView("u", at(300)), PageView("u", at(120))], watermark=at(290))
+    assert [d["reason"] for d in dead(out)] == ["too_late"]  # 120: that session was freed
+
+
 def test_a_session_past_its_lateness_horizon_is_not_joined_even_before_its_timer_fires():
     t = make_tester(allowed_lateness=10 * MIN)
     t.run_batch([PageView("u", at(0))], watermark=at(0))

@@ -33,6 +33,13 @@ MALFORMED = {
     ),
 }
 
+#: Starts with NUL, as the engine's control keys do.
+NUL_USER = json.dumps({"user_id": "\u0000x", "ts": T1, "page_number": 1})
+#: A pageview that carries the field of the idle ticker's records: an event all the same.
+TICK_LOOKALIKE = json.dumps(
+    {"user_id": "tickish", "ts": minutes(2), "page_number": 1, "streamwarden_tick_ms": minutes(500)}
+)
+
 BATCHES = [
     [  # batch 0, watermark: none yet
         pageview("gap_under", 0),
@@ -53,13 +60,17 @@ BATCHES = [
         pageview("byte_cap", 0, url=BIG_URL),
         pageview("byte_cap", 1, url=BIG_URL),
         *MALFORMED.values(),
+        NUL_USER,
+        TICK_LOOKALIKE,
         pageview("clock0", 35),
     ],
     [pageview("ooo2", 34.5, 1), pageview("clock1", 40)],  # watermark 34m
     [pageview("late", 1), pageview("late", 3), pageview("clock2", 65)],  # watermark 39m
     [pageview("clock3", 70)],  # watermark 64m
     [pageview("bridge", 15), pageview("clock4", 200)],  # watermark 69m
-    [pageview("too_late", 10)],  # watermark 199m
+    # watermark 199m: 150 alone is past the allowed lateness, but 175 and 201 of the same batch
+    # open a session it reaches
+    [pageview("too_late", 10), *(pageview("chain", m, page=1) for m in (201, 150, 175))],
 ]
 RECORDS = sum(len(b) for b in BATCHES)
 
@@ -156,6 +167,24 @@ def test_each_class_of_bad_record_is_dead_lettered_with_its_reason_and_raw_recor
     [d] = [d for d in run["dead"] if d["raw"] == MALFORMED[reason]]
     assert d["reason"] == reason and d["detail"]
     assert d["ingest_time"] is not None
+
+
+def test_a_user_id_starting_with_nul_is_dead_lettered_not_lost(run):
+    [d] = [d for d in run["dead"] if d["raw"] == NUL_USER]
+    assert d["reason"] == "invalid_user_id" and "NUL" in d["detail"]
+
+
+def test_a_landing_record_with_the_tick_field_is_an_ordinary_event(run):
+    [s] = user_sessions(run, "tickish")
+    assert (s["page_count"], s["session_start"]) == (1, s["session_end"])
+    assert int(s["session_start"].timestamp() * 1000) == minutes(2)
+
+
+def test_a_too_late_event_joins_the_session_later_events_of_its_batch_open(run):
+    [s] = user_sessions(run, "chain")
+    assert s["page_count"] == 3
+    assert int(s["session_start"].timestamp() * 1000) == minutes(150)
+    assert [d for d in run["dead"] if d["user_id"] == "chain"] == []
 
 
 def test_every_record_is_in_exactly_one_session_or_dead_letter(spark, run):

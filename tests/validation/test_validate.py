@@ -10,7 +10,7 @@ import json
 import pytest
 
 from streamwarden.config.model import FieldNames, ValidationConfig
-from streamwarden.validation import validate_records
+from streamwarden.validation import TICK_FIELD, TICK_SOURCE, validate_records
 from streamwarden.validation.validate import parse_typed
 
 pytestmark = pytest.mark.spark
@@ -72,6 +72,10 @@ CASES: dict[str, tuple[str, tuple[str | None, int | None, int | None]]] = {
         ),
         (None, MS, 2),
     ),
+    "nul in user id": (
+        json.dumps({"user_id": "\u0000x", "ts": MS, "page_number": 2}),
+        ("invalid_user_id", MS, 2),
+    ),
     "truncated json": ('{"user_id": "a", "ts": 1', ("malformed_json", None, None)),
     "empty line": ("", ("malformed_json", None, None)),
     "json array": ("[1, 2]", ("malformed_json", None, None)),
@@ -91,6 +95,21 @@ def validated(spark) -> dict[str, tuple[str | None, int | None, int | None]]:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_way_of_writing_a_record_gets_its_value_or_reason(validated, case):
     assert validated[case] == CASES[case][1]
+
+
+def test_only_rows_of_the_tick_source_are_ticks_whatever_a_landing_record_carries(spark):
+    tick = json.dumps({TICK_FIELD: str(MS)})
+    lookalike = json.dumps({"user_id": "a", "ts": MS, "page_number": 2, TICK_FIELD: MS + 1})
+    frame = spark.createDataFrame(
+        [(tick, True), (tick, False), (lookalike, False)], f"raw string, {TICK_SOURCE} boolean"
+    )
+    result = validate_records(frame, FieldNames(), ValidationConfig(max_future_skew=None))
+    rows = [(r["is_tick"], r["reason"], r["ts_ms"]) for r in result.collect()]
+    assert rows == [
+        (True, None, MS),  # the ticker's own record
+        (False, "missing_field", None),  # the same record dropped into the landing folder
+        (False, None, MS),  # a pageview with the field: an event at its own ts
+    ]
 
 
 def test_every_rejected_record_has_a_detail(spark):

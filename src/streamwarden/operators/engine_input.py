@@ -15,13 +15,35 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
-__all__ = ["KIND_EVENT", "KIND_REJECTED", "KIND_TICK", "REJECTED_KEY_SPREAD", "engine_input"]
+__all__ = [
+    "KIND_EVENT",
+    "KIND_REJECTED",
+    "KIND_TICK",
+    "REJECTED_KEY_SPREAD",
+    "engine_input",
+    "reserved_detail",
+    "reserved_key",
+]
 
 KIND_EVENT, KIND_REJECTED, KIND_TICK = 0, 1, 2
 #: Rejected records are spread over this many control keys so no one task gets them all.
 REJECTED_KEY_SPREAD = 8
+
+
+def reserved_key(key: Column) -> Column:
+    """Whether an event's key (a string column) starts with NUL, as the control keys do: the
+    engine would take its events for control rows, so they are dead-lettered before it."""
+    return key.startswith("\u0000")
+
+
+def reserved_detail(key: str) -> str:
+    """The dead-letter detail for an event whose key :func:`reserved_key` refuses."""
+    return (
+        f"the key '{key}' starts with the NUL character (\\u0000), which streamwarden reserves "
+        "for its control rows"
+    )
 
 
 def engine_input(validated: DataFrame, max_out_of_orderness: timedelta) -> DataFrame:

@@ -25,7 +25,7 @@ from streamwarden.pipeline.steps import (
     stats_from_progress,
     watermark_delay,
 )
-from streamwarden.sources.files import read_landing, read_ticks
+from streamwarden.sources.files import read_landing_and_ticks
 from streamwarden.spark.jvm import java_message
 from streamwarden.spark.session import build_spark_session
 
@@ -80,9 +80,7 @@ class Pipeline:
 
     def _step(self) -> OperatorStep:
         cfg = self.config
-        raw = read_landing(self.spark, cfg.source).unionByName(
-            read_ticks(self.spark, ticks_dir(cfg))
-        )
+        raw = read_landing_and_ticks(self.spark, cfg.source, ticks_dir(cfg))
         return build_step(cfg, raw)
 
     def stream_frame(self) -> DataFrame:

@@ -14,12 +14,13 @@ from pyspark.sql import functions as F
 from streamwarden.config.model import SourceConfig
 from streamwarden.errors import SourceError
 from streamwarden.spark.jvm import java_message
+from streamwarden.validation import TICK_SOURCE
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["read_landing", "read_ticks"]
+__all__ = ["read_landing", "read_landing_and_ticks", "read_ticks"]
 
 
 def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
@@ -40,9 +41,19 @@ def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
 
 
 def read_ticks(spark: SparkSession, ticks_dir: Path) -> DataFrame:
-    """The control records the idle ticker writes (see ``pipeline.idle``)."""
+    """The control records the idle ticker writes (see ``pipeline.idle``), marked by a true
+    ``TICK_SOURCE`` column: validation takes only these rows as ticks."""
     ticks_dir.mkdir(parents=True, exist_ok=True)
-    return spark.readStream.text(str(ticks_dir)).select(F.col("value").alias("raw"))
+    return spark.readStream.text(str(ticks_dir)).select(
+        F.col("value").alias("raw"), F.lit(True).alias(TICK_SOURCE)
+    )
+
+
+def read_landing_and_ticks(spark: SparkSession, source: SourceConfig, ticks_dir: Path) -> DataFrame:
+    """A pipeline's input: landing records and idle ticks as ``raw``, each row marked by the
+    boolean ``TICK_SOURCE`` column with the source it came from."""
+    landing = read_landing(spark, source).withColumn(TICK_SOURCE, F.lit(False))
+    return landing.unionByName(read_ticks(spark, ticks_dir))
 
 
 def _parquet_schema(spark: SparkSession, path: Path) -> StructType:

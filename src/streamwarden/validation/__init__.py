@@ -1,6 +1,11 @@
 """Validation before state: parse, type, range and size checks with stable reason codes."""
 
 from streamwarden.validation.reasons import Reason
-from streamwarden.validation.validate import TICK_FIELD, VALIDATED_COLUMNS, validate_records
+from streamwarden.validation.validate import (
+    TICK_FIELD,
+    TICK_SOURCE,
+    VALIDATED_COLUMNS,
+    validate_records,
+)
 
-__all__ = ["TICK_FIELD", "VALIDATED_COLUMNS", "Reason", "validate_records"]
+__all__ = ["TICK_FIELD", "TICK_SOURCE", "VALIDATED_COLUMNS", "Reason", "validate_records"]

@@ -24,3 +24,5 @@ class Reason(StrEnum):
     SESSION_PAGE_CAP = "session_page_cap"
     SESSION_BYTE_CAP = "session_byte_cap"
     KEY_BUFFER_FULL = "key_buffer_full"
+    # Decided when the pattern engine's input is built:
+    INVALID_KEY = "invalid_key"

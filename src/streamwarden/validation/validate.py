@@ -19,10 +19,13 @@ from streamwarden.validation.reasons import Reason
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["TICK_FIELD", "VALIDATED_COLUMNS", "validate_records"]
+__all__ = ["TICK_FIELD", "TICK_SOURCE", "VALIDATED_COLUMNS", "validate_records"]
 
 #: Field of the control records that move event time forward while input is idle.
 TICK_FIELD = "streamwarden_tick_ms"
+#: The boolean input column that marks the rows of the idle ticker's own source. Only those are
+#: ticks: a landing record that happens to carry :data:`TICK_FIELD` is validated like any other.
+TICK_SOURCE = "from_tick_source"
 _ISO_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS][.SS][.S]XXX"
 _CORRUPT = "_corrupt_record"
 _INTEGER = r"^-?[0-9]{1,18}$"
@@ -45,9 +48,15 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     """Parses the ``raw`` JSON string column of ``raw`` and checks each record.
 
     Returns one row per input row with :data:`VALIDATED_COLUMNS`; ``reason`` is null for a valid
-    event. Ticks (control records written by the idle ticker) have ``is_tick`` set.
+    event. Ticks (control records written by the idle ticker, in rows whose :data:`TICK_SOURCE`
+    column is true) have ``is_tick`` set.
     """
-    parsed = raw.select("raw", parse_typed(raw, fields).alias("typed"))
+    from_ticks = (
+        F.coalesce(F.col(TICK_SOURCE), F.lit(False)) if TICK_SOURCE in raw.columns else F.lit(False)
+    )
+    parsed = raw.select(
+        "raw", from_ticks.alias("from_ticks"), parse_typed(raw, fields).alias("typed")
+    )
     typed = F.col("typed")
     text = _parse_text(parsed, fields)
     # Fast path: a record whose fields have the expected JSON types parses once, with numbers
@@ -60,6 +69,7 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     names = (fields.user_id, fields.ts, fields.page_number, fields.url, TICK_FIELD, _CORRUPT)
     as_text = parsed.select(
         "raw",
+        "from_ticks",
         fast.alias("fast"),
         typed.getField(fields.ts).alias("ts_number"),
         typed.getField(fields.page_number).alias("page_number_number"),
@@ -71,6 +81,7 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
         ),
     )
     j = {name: F.col(f"text_{i}") for i, name in enumerate(names)}
+    is_tick = F.col("from_ticks") & j[TICK_FIELD].isNotNull()
     ts_text, page_text = j[fields.ts], j[fields.page_number]
     ts_ms = F.when(F.col("fast"), F.col("ts_number")).otherwise(
         F.when(ts_text.rlike(_INTEGER), ts_text.cast("long")).otherwise(
@@ -85,14 +96,12 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     checked = numbers.select(
         "raw",
         j[fields.user_id].alias("user_id"),
-        F.when(j[TICK_FIELD].isNotNull(), j[TICK_FIELD].cast("long"))
-        .otherwise(ts_ms)
-        .alias("ts_ms"),
+        F.when(is_tick, j[TICK_FIELD].cast("long")).otherwise(ts_ms).alias("ts_ms"),
         page_number.alias("page_number"),
         j[fields.url].alias("url"),
         F.octet_length("raw").cast("long").alias("size"),
-        j[TICK_FIELD].isNotNull().alias("is_tick"),
-        _failure(j, fields, rules, ts_ms, page_number).alias("failure"),
+        is_tick.alias("is_tick"),
+        _failure(j, fields, rules, ts_ms, page_number, is_tick).alias("failure"),
     )
     return checked.select(*VALIDATED_COLUMNS[:-2], F.col("failure.reason"), F.col("failure.detail"))
 
@@ -141,6 +150,7 @@ def _failure(
     rules: ValidationConfig,
     ts_ms: Column,
     page_number: Column,
+    is_tick: Column,
 ) -> Column:
     """A struct(reason, detail) for the first failed check, or null when all pass."""
     raw_size = F.octet_length("raw")
@@ -162,7 +172,7 @@ def _failure(
             Reason.MALFORMED_JSON,
             F.lit("record is not a JSON object"),
         ),
-        (j[TICK_FIELD].isNotNull(), None, F.lit(None)),  # ticks pass; is_tick marks them
+        (is_tick, None, F.lit(None)),  # ticks pass; is_tick marks them
         (user.isNull(), Reason.MISSING_FIELD, F.lit(f"required field '{f.user_id}' is missing")),
         (ts.isNull(), Reason.MISSING_FIELD, F.lit(f"required field '{f.ts}' is missing")),
         (
@@ -181,6 +191,11 @@ def _failure(
             F.format_string(f"'{f.page_number}' must be an integer, got %s", page),
         ),
         (F.trim(user) == "", Reason.INVALID_USER_ID, F.lit(f"'{f.user_id}' is empty")),
+        (
+            F.instr(user, "\u0000") > 0,
+            Reason.INVALID_USER_ID,
+            F.lit(f"'{f.user_id}' contains the NUL character (\\u0000)"),
+        ),
         (
             F.length(user) > rules.max_user_id_length,
             Reason.INVALID_USER_ID,

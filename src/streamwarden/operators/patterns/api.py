@@ -13,7 +13,12 @@ from pyspark.sql import types as T
 
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.arguments import check_bool, check_duration, check_int, shown
-from streamwarden.operators.engine_input import KIND_EVENT, KIND_REJECTED
+from streamwarden.operators.engine_input import (
+    KIND_EVENT,
+    KIND_REJECTED,
+    reserved_detail,
+    reserved_key,
+)
 from streamwarden.operators.patterns.compile import (
     CompiledPattern,
     compile_pattern,
@@ -287,25 +292,29 @@ def _engine_rows(
         if isinstance(ts_type, T.TimestampType | T.TimestampNTZType | T.DateType)
         else F.col(time).cast("long")
     )
+    reserved = F.coalesce(reserved_key(F.col(key).cast("string")), F.lit(False))
     missing = F.col(key).isNull() | ts_ms.isNull()
+    rejected = missing | reserved
     raw = F.col("raw") if "raw" in events.columns else F.to_json(F.struct(*events.columns))
     missing_field = F.when(F.col(key).isNull(), F.lit(key)).otherwise(F.lit(time))
     rows = events.select(
-        F.when(missing, F.concat(F.lit("\u0000rejected:"), F.pmod(F.xxhash64(raw), F.lit(8))))
+        F.when(rejected, F.concat(F.lit("\u0000rejected:"), F.pmod(F.xxhash64(raw), F.lit(8))))
         .otherwise(F.col(key).cast("string"))
         .alias("key"),
-        F.when(missing, KIND_REJECTED).otherwise(KIND_EVENT).cast("int").alias("kind"),
+        F.when(rejected, KIND_REJECTED).otherwise(KIND_EVENT).cast("int").alias("kind"),
         ts_ms.alias("ts_ms"),
         compiled.mask.alias("mask"),
         F.array(*[F.col(f).cast("string") for f in compiled.fields])
         .cast("array<string>")
         .alias("values"),
-        F.when(missing, raw).alias("raw"),
-        F.when(missing, F.lit(Reason.MISSING_FIELD.value)).alias("reason"),
-        F.when(missing, F.concat(F.lit("field '"), missing_field, F.lit("' is null"))).alias(
-            "detail"
-        ),
-        F.when(missing, F.col(key).cast("string")).alias("user"),
+        F.when(rejected, raw).alias("raw"),
+        F.when(missing, F.lit(Reason.MISSING_FIELD.value))
+        .when(reserved, F.lit(Reason.INVALID_KEY.value))
+        .alias("reason"),
+        F.when(missing, F.concat(F.lit("field '"), missing_field, F.lit("' is null")))
+        .when(reserved, F.lit(reserved_detail(key)))
+        .alias("detail"),
+        F.when(rejected, F.col(key).cast("string")).alias("user"),
         F.timestamp_millis(ts_ms).alias("_event_time"),
     )
     return with_watermark(rows, compiled, options)

@@ -21,6 +21,8 @@ from streamwarden.operators.engine_input import (
     KIND_REJECTED,
     KIND_TICK,
     REJECTED_KEY_SPREAD,
+    reserved_detail,
+    reserved_key,
 )
 from streamwarden.operators.patterns.api import (
     DetectResult,
@@ -78,7 +80,8 @@ def _engine_rows(
     validated: DataFrame, compiled: CompiledPattern, key: str, options: PatternOptions
 ) -> DataFrame:
     tick = F.col("is_tick")
-    rejected = ~tick & (F.col("reason").isNotNull() | F.col(key).isNull())
+    reserved = reserved_key(F.col(key).cast("string"))
+    rejected = ~tick & (F.col("reason").isNotNull() | F.col(key).isNull() | reserved)
     spread = F.pmod(F.xxhash64("raw"), F.lit(REJECTED_KEY_SPREAD))
     kind = F.when(tick, KIND_TICK).when(rejected, KIND_REJECTED).otherwise(KIND_EVENT)
     timed = ~rejected
@@ -94,10 +97,22 @@ def _engine_rows(
         .cast("array<string>")
         .alias("values"),
         F.col("raw"),
-        F.when(rejected, F.coalesce("reason", F.lit(Reason.MISSING_FIELD.value))).alias("reason"),
-        F.when(rejected, F.coalesce("detail", F.lit(f"the pattern key '{key}' is null"))).alias(
-            "detail"
-        ),
+        F.when(
+            rejected,
+            F.coalesce(
+                "reason",
+                F.when(reserved, F.lit(Reason.INVALID_KEY.value)),
+                F.lit(Reason.MISSING_FIELD.value),
+            ),
+        ).alias("reason"),
+        F.when(
+            rejected,
+            F.coalesce(
+                "detail",
+                F.when(reserved, F.lit(reserved_detail(key))),
+                F.lit(f"the pattern key '{key}' is null"),
+            ),
+        ).alias("detail"),
         F.col("user_id").cast("string").alias("user"),
         F.timestamp_millis(F.when(timed, F.col("ts_ms"))).alias("_event_time"),
     )

@@ -13,7 +13,7 @@ from streamwarden.errors import UsageError
 from streamwarden.operators.engine_input import engine_input
 from streamwarden.operators.sessions.params import SessionParams
 from streamwarden.spark.jvm import call_engine
-from streamwarden.validation import validate_records
+from streamwarden.validation import TICK_SOURCE, validate_records
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -155,6 +155,8 @@ def _check_arguments(events: object, params: object, fields: object, validation:
 
 def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:
     columns = events.columns
+    if sorted(columns) == sorted(("raw", TICK_SOURCE)):  # a pipeline's landing records and ticks
+        return events.select(F.col("raw").cast("string").alias("raw"), TICK_SOURCE)
     for name in ("raw", "value"):
         if name in columns and len(columns) == 1:
             return events.select(F.col(name).cast("string").alias("raw"))

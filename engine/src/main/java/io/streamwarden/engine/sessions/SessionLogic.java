@@ -1,6 +1,7 @@
 package io.streamwarden.engine.sessions;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -47,7 +48,10 @@ public final class SessionLogic {
    * Applies one micro-batch of a user's events, then closes what the watermark allows.
    *
    * <p>Events are applied in event-time order (ties broken by content) so that the result does
-   * not depend on the order in which Spark delivered them.
+   * not depend on the order in which Spark delivered them. An event too late to start a session
+   * of its own waits until the others are applied: a later event of the same batch may open the
+   * session it belongs to (and it may then bridge for an earlier one). Only what joins nothing
+   * after that is {@code too_late}.
    */
   public List<Emitted> onEvents(
       String userId, UserSessions state, List<Event> events, long watermarkMs) {
@@ -55,8 +59,34 @@ public final class SessionLogic {
     Map<SessionAgg, Boolean> updatedAfterEmission = new IdentityHashMap<>();
     expire(userId, state, watermarkMs, out);
     events.sort(EVENT_ORDER);
+    List<Event> waiting = new ArrayList<>();
     for (Event e : events) {
-      apply(userId, state, e, watermarkMs, out, updatedAfterEmission);
+      if (!apply(userId, state, e, watermarkMs, out, updatedAfterEmission)) {
+        waiting.add(e);
+      }
+    }
+    // Latest first, so that a chain of waiting events reaches its session in one pass; repeat
+    // while some still join (the passes are bounded by the number of waiting events).
+    boolean joined = !waiting.isEmpty();
+    while (joined) {
+      joined = false;
+      List<Event> still = new ArrayList<>();
+      for (int i = waiting.size() - 1; i >= 0; i--) {
+        Event e = waiting.get(i);
+        if (apply(userId, state, e, watermarkMs, out, updatedAfterEmission)) {
+          joined = true;
+        } else {
+          still.add(e);
+        }
+      }
+      Collections.reverse(still);
+      waiting = still;
+    }
+    for (Event e : waiting) {
+      out.add(Emitted.deadLetter(userId, e, TOO_LATE, String.format(
+          "event time %d is %d ms behind the watermark %d and no session within the gap is "
+              + "still open or inside allowed_lateness (%d ms)",
+          e.tsMs, watermarkMs - e.tsMs, watermarkMs, plan.allowedLatenessMs)));
     }
     closeDue(userId, state, watermarkMs, out, updatedAfterEmission);
     return out;
@@ -99,7 +129,12 @@ public final class SessionLogic {
     return next;
   }
 
-  private void apply(String userId, UserSessions state, Event e, long watermarkMs,
+  /**
+   * Applies one event: it joins (and merges) the sessions within {@code gap}, starts a session,
+   * or is dead-lettered at a cap. Returns false, changing nothing, for an event too late to
+   * start a session that touches none.
+   */
+  private boolean apply(String userId, UserSessions state, Event e, long watermarkMs,
       List<Emitted> out, Map<SessionAgg, Boolean> updatedAfterEmission) {
     List<SessionAgg> sessions = state.getSessions();
     List<SessionAgg> touching = new ArrayList<>(2);
@@ -115,20 +150,16 @@ public final class SessionLogic {
     if (touching.isEmpty()) {
       boolean late = e.tsMs < watermarkMs;
       if (late && e.tsMs <= watermarkMs - plan.allowedLatenessMs) {
-        out.add(Emitted.deadLetter(userId, e, TOO_LATE, String.format(
-            "event time %d is %d ms behind the watermark %d and no session within the gap is "
-                + "still open or inside allowed_lateness (%d ms)",
-            e.tsMs, watermarkMs - e.tsMs, watermarkMs, plan.allowedLatenessMs)));
-        return;
+        return false;
       }
       if (e.size > plan.maxSessionBytes) {
         out.add(Emitted.deadLetter(userId, e, BYTE_CAP, String.format(
             "record of %d bytes exceeds max_session_bytes %d on its own",
             e.size, plan.maxSessionBytes)));
-        return;
+        return true;
       }
       sessions.add(insertAt, SessionAgg.of(e, plan.collectUrls));
-      return;
+      return true;
     }
     long pages = 1;
     long bytes = e.size;
@@ -146,7 +177,7 @@ public final class SessionLogic {
         s.setTruncated(true);
         markUpdated(s, updatedAfterEmission);
       }
-      return;
+      return true;
     }
     SessionAgg target = survivor(touching);
     for (SessionAgg s : touching) {
@@ -158,6 +189,7 @@ public final class SessionLogic {
     target.absorb(SessionAgg.of(e, plan.collectUrls));
     target.setClosed(target.isClosed() && target.getEndMs() + plan.gapMs <= watermarkMs);
     markUpdated(target, updatedAfterEmission);
+    return true;
   }
 
   /** The session whose identity survives a merge: the earliest one already emitted, if any. */
