@@ -103,9 +103,13 @@ def measure_detect(
     return Measured(name, seconds, counter.matches, None, {"peak_state_rows": rows}, cpu)
 
 
-def measure_flink(path: Path, pattern: str, state: str, rounds: int) -> list[Measured]:
+def measure_flink(
+    path: Path, pattern: str, state: str, rounds: int, checkpoint_every: str | None = None
+) -> list[Measured]:
     """One Flink process per pattern and state backend; with ``rounds`` > 1 it runs the job that
-    many times in its one JVM, as the Spark side does, and each round is a row."""
+    many times in its one JVM, as the Spark side does, and each round is a row.
+    ``checkpoint_every`` (a Flink duration such as ``2s``) turns on Flink's exactly-once
+    checkpoints into a folder under bench/out, as streamwarden commits its state every batch."""
     python = HERE.parent / ".venv-flink" / "bin" / "python"
     if not python.exists():
         print("Flink skipped: run bench/setup_flink.sh first", file=sys.stderr)
@@ -114,10 +118,18 @@ def measure_flink(path: Path, pattern: str, state: str, rounds: int) -> list[Mea
     if state == "rocksdb":  # small write buffers: see bench/flink_patterns.py
         extra += ["--conf", "state.backend.rocksdb.memory.managed=false"]
         extra += ["--conf", "state.backend.rocksdb.writebuffer.size=64kb"]
+    label = state
+    if checkpoint_every:
+        checkpoints = HERE / "out" / "flink-checkpoints"
+        shutil.rmtree(checkpoints, ignore_errors=True)
+        extra += ["--conf", f"execution.checkpointing.interval={checkpoint_every}"]
+        extra += ["--conf", "execution.checkpointing.storage=filesystem"]
+        extra += ["--conf", f"execution.checkpointing.dir={checkpoints.resolve().as_uri()}"]
+        label += f", checkpoint every {checkpoint_every}"
     report = run_flink("flink_patterns.py", path, state, extra)
     return [
         Measured(
-            f"Flink MATCH_RECOGNIZE {pattern}, {state}" + round_suffix(n, rounds),
+            f"Flink MATCH_RECOGNIZE {pattern}, {label}" + round_suffix(n, rounds),
             float(r["seconds_job_wall"]),
             int(r["matches"]),
             None,
@@ -161,6 +173,12 @@ def main() -> None:
         help="run just this pattern, without the ceiling: then each engine's JVM runs one query "
         "only, as Flink's always does (the order of queries in one JVM moves their times)",
     )
+    parser.add_argument(
+        "--flink-checkpoint-every",
+        metavar="DURATION",
+        help="also run Flink's heap backend with exactly-once checkpoints this often (a Flink "
+        "duration, e.g. 2s), as streamwarden commits its state every micro-batch",
+    )
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -191,6 +209,9 @@ def main() -> None:
         for pattern in [args.only] if args.only else ["p1_then_p2", "three_stage"]:
             for state in states:
                 runs += measure_flink(path, pattern, state, args.rounds)
+            if args.flink_checkpoint_every:
+                every = args.flink_checkpoint_every
+                runs += measure_flink(path, pattern, "heap", args.rounds, every)
     report(args, path, runs)
 
 

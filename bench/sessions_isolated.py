@@ -20,12 +20,17 @@ import sessions_bench as bench
 
 from streamwarden.spark.session import build_spark_session
 
-RUNS = {"a": bench.measure_ceiling, "b": bench.measure_native, "c": bench.measure_sessionize}
+RUNS = {
+    "a": bench.measure_ceiling,
+    "b": bench.measure_native,
+    "b=": bench.measure_native_same_output,
+    "c": bench.measure_sessionize,
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", choices=sorted(RUNS), help="a, b or c, as in sessions_bench.py")
+    parser.add_argument("run", choices=sorted(RUNS), help="a, b, b= or c, as in sessions_bench.py")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--events", type=int, default=2_000_000)
     parser.add_argument("--users", type=int, default=100_000)
