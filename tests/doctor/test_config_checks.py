@@ -231,3 +231,63 @@ def test_a_log_checksum_left_without_its_file_is_an_error_saying_to_delete_it(
     stray = copy / "commits" / f".{latest}.crc"
     assert finding.severity == Severity.ERROR
     assert str(stray) in finding.message and f"delete {stray}" in finding.fix
+
+
+def cut_copy(checkpoint: Path, root: Path, *, log: str, uncommit: bool = False) -> Path:
+    """A copy of ``checkpoint`` whose latest ``log`` file (offsets or commits) is empty, as a
+    power loss right after Spark renamed it into place leaves it; ``uncommit`` also removes
+    the latest commit, as if the crash came before the batch ran."""
+    copy = root / "checkpoint"
+    shutil.copytree(checkpoint, copy)
+    latest = max(int(p.name) for p in (copy / "offsets").iterdir() if p.name.isdigit())
+    if uncommit:
+        (copy / "commits" / str(latest)).unlink()
+        (copy / "commits" / f".{latest}.crc").unlink()
+    (copy / log / str(latest)).write_text("")
+    return copy / log / str(latest)
+
+
+def cut_finding(cfg):
+    [finding] = [f for f in diagnose(cfg) if f.code == "checkpoint-cut-log"]
+    assert finding.severity == Severity.ERROR
+    return finding
+
+
+@pytest.mark.spark
+def test_a_last_commit_cut_short_is_an_error_saying_to_delete_it(sessions_checkpoint, tmp_path):
+    cut = cut_copy(sessions_checkpoint, tmp_path, log="commits")
+    finding = cut_finding(config(checkpoint={"path": str(cut.parents[1])}))
+    assert str(cut) in finding.message and "Incomplete log file" in finding.message
+    assert finding.fix.startswith(f"delete {cut} and {cut.parent / f'.{cut.name}.crc'}")
+
+
+@pytest.mark.spark
+def test_the_offsets_of_a_batch_that_never_ran_cut_short_may_be_deleted(
+    sessions_checkpoint, tmp_path
+):
+    cut = cut_copy(sessions_checkpoint, tmp_path, log="offsets", uncommit=True)
+    cfg = pipeline_config(tmp_path)  # its sink folders hold no batch yet
+    assert cfg.checkpoint.path == cut.parents[1]
+    assert cut_finding(cfg).fix.startswith(f"delete {cut} and ")
+
+
+@pytest.mark.spark
+def test_offsets_cut_short_behind_written_outputs_are_not_to_be_deleted(
+    sessions_checkpoint, tmp_path
+):
+    # committed: the batch's outputs exist, and a new plan of that batch could differ from them
+    committed = cut_copy(sessions_checkpoint, tmp_path / "a", log="offsets")
+    fix = cut_finding(config(checkpoint={"path": str(committed.parents[1])})).fix
+    assert "restore the checkpoint from a copy" in fix and "delete" not in fix
+    # never committed, but a sink already wrote the batch (a crash between write and commit)
+    written = cut_copy(sessions_checkpoint, tmp_path / "b", log="offsets", uncommit=True)
+    cfg = pipeline_config(tmp_path / "b")
+    assert cfg.sinks.sessions is not None
+    (cfg.sinks.sessions.path / f"batch_id={int(written.name):010d}").mkdir(parents=True)
+    fix = cut_finding(cfg).fix
+    assert "restore the checkpoint from a copy" in fix and "delete" not in fix
+
+
+@pytest.mark.spark
+def test_an_intact_checkpoint_has_no_cut_logs(sessions_checkpoint):
+    assert "checkpoint-cut-log" not in codes(config(checkpoint={"path": str(sessions_checkpoint)}))

@@ -109,3 +109,38 @@ def test_a_commit_deleted_without_its_checksum_fails_saying_what_to_delete(spark
     assert config.sinks.sessions is not None
     accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 2)
     assert accounting.balanced and accounting.sessions == 1, accounting.describe()
+
+
+def follow_the_advice(message: str) -> None:
+    """Deletes the files a 'delete A and B (if present), then run again' message names."""
+    named = message.split("delete ", 1)[1].split(" (if present)")[0]
+    for path in named.replace(" and ", ", ").split(", "):
+        Path(path).unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("log", ["commits", "offsets"])
+def test_a_log_file_cut_short_fails_saying_what_to_delete_and_the_run_then_resumes_exactly_once(
+    spark, tmp_path, log
+):
+    # a power loss right after Spark renamed the file into place leaves it empty; for offsets,
+    # the crash came before the batch ran (no commit, no sink holds it)
+    write_batches(tmp_path / "landing", [[pageview("u1", 0), "not json"], [pageview("u1", 5)]])
+    config = pipeline_config(tmp_path)
+    Pipeline(config, spark).run(once=True)
+    checkpoint = config.checkpoint.path
+    last = max(int(p.name) for p in (checkpoint / "offsets").iterdir() if p.name.isdigit())
+    if log == "offsets":
+        (checkpoint / "commits" / str(last)).unlink()
+        (checkpoint / "commits" / f".{last}.crc").unlink()
+    (checkpoint / log / str(last)).write_text("")
+    write_batches(tmp_path / "landing", [[pageview("u1", 50), pageview("u2", 51)]], first_index=2)
+    with pytest.raises(PipelineError) as caught:
+        Pipeline(config, spark).run(once=True)
+    message = str(caught.value)
+    assert "Incomplete log file" in message  # Spark's words, then what is wrong and what to do
+    assert f"{checkpoint / log / str(last)} is cut short" in message
+    follow_the_advice(message)
+    Pipeline(config, spark).run(once=True, drain=True)
+    assert config.sinks.sessions is not None
+    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 5)
+    assert accounting.balanced and accounting.sessions == 3, accounting.describe()

@@ -149,6 +149,21 @@ class CheckpointFiles:
             if not (folder / checksum.name[1 : -len(".crc")]).exists()
         ]
 
+    def cut_logs(self) -> list[Path]:
+        """The log files Spark reads to restart (the last two ``offsets/N``, the last
+        ``commits/N``) that it cannot read back: empty, or cut before the lines Spark writes (a
+        version line; for offsets also the metadata line and one line per source). Spark fails
+        on them with "Incomplete log file" or "next on empty iterator"."""
+        cut = [
+            self.path / "offsets" / str(n)
+            for n in self.offset_batches()[-2:]
+            if _cut(self.path / "offsets" / str(n), lines=3)
+        ]
+        last = self.last_committed()
+        if last is not None and _cut(self.path / "commits" / str(last), lines=1):
+            cut.append(self.path / "commits" / str(last))
+        return cut
+
     # -- sizes --------------------------------------------------------------------------------
 
     def operator_ids(self) -> list[int]:
@@ -246,6 +261,15 @@ def _metadata_line(log_file: Path) -> dict[str, Any]:
     """The JSON object on the second line of an offset or commit log file, or {} if none."""
     lines = _text(log_file).splitlines()
     return _json_object(log_file, lines[1]) if len(lines) > 1 and lines[1].startswith("{") else {}
+
+
+def _cut(log_file: Path, lines: int) -> bool:
+    """Whether ``log_file`` holds fewer than ``lines`` lines or does not start with Spark's
+    version line (``v1``)."""
+    if not log_file.is_file():
+        return False
+    text = log_file.read_bytes().decode("utf-8", errors="replace").splitlines()
+    return len(text) < lines or not re.fullmatch(r"v\d+", text[0].strip())
 
 
 def _text(path: Path) -> str:

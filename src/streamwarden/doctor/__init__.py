@@ -2,6 +2,8 @@
 
 ``findings`` is the vocabulary (a finding has a severity, what is wrong, and a plain fix);
 ``memory`` derives what the task process will ask for; ``checks`` runs every config check;
+``checkpoint`` holds the checks of an existing checkpoint (pinned partitions, log files
+Spark would trip over at restart);
 ``plan`` checks a streaming query's plan for stateful steps without a watermark.
 """
 

@@ -14,6 +14,12 @@ from datetime import timedelta
 from streamwarden.config.model import PipelineConfig
 from streamwarden.config.spark_settings import local_threads
 from streamwarden.config.units import format_duration
+from streamwarden.doctor.checkpoint import (
+    check_checkpoint_logs,
+    check_checkpoint_partitions,
+    check_cut_logs,
+    pinned_partitions,
+)
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.doctor.memory import MIB, process_memory
 from streamwarden.errors import StreamwardenError
@@ -280,86 +286,12 @@ def _mib(n: int) -> str:
     return f"{n / MIB:.0f} MiB"
 
 
-def pinned_partitions(config: PipelineConfig) -> int | None:
-    """The state partition count the config's existing checkpoint pins; None before a first
-    run. Raises :class:`StateError` for a damaged checkpoint."""
-    from streamwarden.checkpoints.files import CheckpointFiles
-    from streamwarden.errors import NotACheckpointError
-
-    if not config.checkpoint.path.is_dir():
-        return None
-    try:
-        return CheckpointFiles(config.checkpoint.path).shuffle_partitions()
-    except NotACheckpointError:  # an empty folder made ahead of the first run
-        return None
-
-
-def check_checkpoint_partitions(config: PipelineConfig) -> list[Finding]:
-    """A checkpoint pins its state partition count: Spark takes it over the session's
-    ``spark.sql.shuffle.partitions``, so a config that says otherwise is silently ignored."""
-    try:
-        pinned = pinned_partitions(config)
-    except StreamwardenError as exc:  # Spark would fail on it too, with a less useful message
-        return [
-            Finding(
-                "checkpoint-damaged",
-                Severity.ERROR,
-                str(exc).split("; ")[0],
-                "restore the checkpoint from a copy, or point checkpoint.path at a new folder",
-                "L9",
-            )
-        ]
-    path = config.checkpoint.path
-    wanted = config.spark.shuffle_partitions
-    if pinned is None or pinned == wanted:
-        return []
-    return [
-        Finding(
-            "partitions-pinned-by-checkpoint",
-            Severity.WARNING,
-            f"spark.shuffle_partitions = {wanted}, but the checkpoint at {str(path)!r} holds its "
-            f"state in {pinned} partitions, and Spark keeps those: the setting is ignored",
-            f"set shuffle_partitions = {pinned} to match, or change the count with "
-            f"`streamwarden rescale {path} --partitions {wanted}` while the pipeline is stopped",
-            "L11",
-        )
-    ]
-
-
-def check_checkpoint_logs(config: PipelineConfig) -> list[Finding]:
-    """Checksum files left without their log file (``commits/N`` deleted by hand, its hidden
-    ``.N.crc`` not): Spark then fails batch N with a message about concurrent queries."""
-    from streamwarden.checkpoints.files import CheckpointFiles
-    from streamwarden.errors import NotACheckpointError
-
-    if not config.checkpoint.path.is_dir():
-        return []
-    try:
-        orphans = CheckpointFiles(config.checkpoint.path).orphan_checksums()
-    except NotACheckpointError:
-        return []
-    if not orphans:
-        return []
-    names = ", ".join(str(p) for p in orphans)
-    return [
-        Finding(
-            "checkpoint-orphan-checksum",
-            Severity.ERROR,
-            f"checksum file(s) without their log file in the checkpoint: {names}; Spark cannot "
-            "write that batch's file beside one and fails with \"Multiple streaming queries are "
-            'concurrently using", which is not the cause',
-            f"delete {names} (left behind when a log file was deleted by hand; nothing reads "
-            "it), then run again",
-            "L16",
-        )
-    ]
-
-
 CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_memory,
     check_partitions,
     check_checkpoint_partitions,
     check_checkpoint_logs,
+    check_cut_logs,
     check_deadlines,
     check_state_store,
 )

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streamwarden.checkpoints.cut_logs import cut_log_fix, cut_logs
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
@@ -226,7 +227,13 @@ class Pipeline:
         cause = (self._writer.failure if self._writer else None) or spark_message
         checkpoint = str(self.config.checkpoint.path)
         orphans = _orphan_checksums(self.config.checkpoint.path)
-        if "FileNotFoundException" in cause and checkpoint in cause:
+        cut = cut_logs(self.config)
+        if cut:  # Spark: "Incomplete log file", or "next on empty iterator"
+            advice = (
+                f"{', '.join(str(c.path) for c in cut)} is cut short (empty, or missing the "
+                f"lines Spark writes), as a power loss can leave it: {cut_log_fix(cut)}"
+            )
+        elif "FileNotFoundException" in cause and checkpoint in cause:
             advice = (
                 "the checkpoint lacks a file it needs (damaged or partly deleted): restore it "
                 "from a copy, or start over on a new checkpoint.path with new sink folders"

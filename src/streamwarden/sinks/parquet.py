@@ -14,8 +14,6 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
-
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -52,4 +50,6 @@ class ParquetBatchSink:
 
 def _row_count(folder: Path) -> int:
     """Rows in a written parquet folder, from the files' footers (no Spark job)."""
+    import pyarrow.parquet as pq  # here: naming a batch folder must not load pyarrow
+
     return sum(pq.ParquetFile(f).metadata.num_rows for f in folder.glob("*.parquet"))
