@@ -77,9 +77,7 @@ def cut_log_fix(cut: list[CutLog]) -> str:
 
 
 def _in_a_sink(config: PipelineConfig, batch_id: int) -> bool:
-    sinks = config.sinks
     return any(
         (sink.path / batch_dir_name(batch_id)).exists()
-        for sink in (sinks.sessions, sinks.matches, sinks.timeouts, sinks.dead_letters)
-        if sink is not None
+        for sink in config.sinks.configured().values()
     )

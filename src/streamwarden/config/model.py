@@ -247,6 +247,16 @@ class SinksConfig(_Strict):
     timeouts: SinkConfig | None = None
     dead_letters: SinkConfig
 
+    def configured(self) -> dict[str, SinkConfig]:
+        """The sinks this config writes, by name."""
+        named = {
+            "sessions": self.sessions,
+            "matches": self.matches,
+            "timeouts": self.timeouts,
+            "dead_letters": self.dead_letters,
+        }
+        return {name: sink for name, sink in named.items() if sink is not None}
+
 
 class CheckpointConfig(_Strict):
     """Where the query's checkpoint lives: offsets, commits and the state store. Keep it with

@@ -90,11 +90,7 @@ def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str
 
 
 def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
-    sinks = config.sinks
-    for name in ("sessions", "matches", "timeouts", "dead_letters"):
-        sink = getattr(sinks, name)
-        if sink is None:
-            continue
+    for name, sink in config.sinks.configured().items():
         written = _batch_ids(sink.path)
         if written and (planned is None or max(written) > planned):
             state = (
