@@ -33,7 +33,7 @@ public final class SessionHarness {
   }
 
   /** One valid event as the engine reads it. */
-  private static Row eventRow(String key, JsonNode n) {
+  static Row eventRow(String key, JsonNode n) {
     Object[] row = InputRow.sizedFor(EngineInput.KEY, EngineInput.KIND, EngineInput.TS_MS,
         EngineInput.PAGE, EngineInput.URL, EngineInput.SIZE, EngineInput.RAW,
         EngineInput.REASON, EngineInput.DETAIL, EngineInput.USER);

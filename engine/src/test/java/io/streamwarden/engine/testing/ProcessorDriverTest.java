@@ -15,7 +15,6 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.streaming.TTLConfig;
 import org.apache.spark.sql.streaming.ValueState;
 import org.junit.jupiter.api.Test;
@@ -76,18 +75,9 @@ class ProcessorDriverTest {
     assertTrue(driver.handle().expired(Long.MAX_VALUE).isEmpty());
   }
 
+  /** A pageview row of {@code key} at {@code tsMs}, as SessionTester's harness builds it. */
   private static Row event(String key, long tsMs) {
-    Object[] row = InputRow.sizedFor(EngineInput.KEY, EngineInput.KIND, EngineInput.TS_MS,
-        EngineInput.PAGE, EngineInput.URL, EngineInput.SIZE, EngineInput.RAW,
-        EngineInput.REASON, EngineInput.DETAIL, EngineInput.USER);
-    row[EngineInput.KEY] = key;
-    row[EngineInput.KIND] = EngineInput.KIND_EVENT;
-    row[EngineInput.TS_MS] = tsMs;
-    row[EngineInput.PAGE] = 1L;
-    row[EngineInput.URL] = "/";
-    row[EngineInput.SIZE] = 10L;
-    row[EngineInput.RAW] = key + "@" + tsMs;
-    return RowFactory.create(row);
+    return SessionHarness.eventRow(key, RowJson.JSON.createObjectNode().put("ts_ms", tsMs));
   }
 
   private static SortedMap<String, List<Row>> batch(Row... rows) {
