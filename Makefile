@@ -4,9 +4,12 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 JAR := src/streamwarden/_engine/streamwarden-engine.jar
+ENGINE_SOURCES := $(shell find engine/src/main -name '*.java')
 JAVA_SOURCES := $(shell find engine/src -name '*.java')
 
-.PHONY: demo test lint soak bench bench-patterns bench-rescale setup clean
+ENGINE_TESTS_OK := .cache/engine-tests.ok
+
+.PHONY: demo test test-engine lint soak bench bench-patterns bench-rescale setup clean
 
 setup: $(VENV)/.installed $(JAR)
 
@@ -16,15 +19,27 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-$(JAR): $(VENV)/.installed $(JAVA_SOURCES) scripts/build_engine.sh
+$(JAR): $(VENV)/.installed $(ENGINE_SOURCES) scripts/build_engine.sh scripts/javac_flags.sh
 	PYTHON=$(BIN)/python scripts/build_engine.sh
 	touch $@
 
 demo: setup
 	$(BIN)/streamwarden demo
 
-test: setup lint
+test: setup lint test-engine
 	$(BIN)/pytest -q
+
+# The engine's JUnit tests (no Spark). They read only the Java sources, the pyspark jars (fixed
+# by .venv/.installed) and the JUnit jar (fixed by the pom), so a stamp newer than all of those
+# safely skips a second run. The stamp carries the time the run started, so a source edited
+# during a run is tested again.
+test-engine: $(ENGINE_TESTS_OK)
+
+$(ENGINE_TESTS_OK): $(VENV)/.installed $(JAVA_SOURCES) scripts/test_engine.sh \
+		scripts/javac_flags.sh scripts/fetch_jars.sh engine/deps/pom.xml
+	mkdir -p $(dir $@) && touch $@.started
+	PYTHON=$(BIN)/python scripts/test_engine.sh
+	mv $@.started $@
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests bench

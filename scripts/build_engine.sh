@@ -6,13 +6,15 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 python="${PYTHON:-$root/.venv/bin/python}"
 out="$root/src/streamwarden/_engine/streamwarden-engine.jar"
 sources=$(find "$root/engine/src/main/java" -name '*.java' | sort)
-if [ -f "$out" ] && [ -z "$(find "$root/engine/src" -newer "$out" -name '*.java')" ]; then
+if [ -f "$out" ] && [ -z "$(find "$root/engine/src/main" "$root/scripts/javac_flags.sh" -newer "$out" -type f)" ]; then
   exit 0
 fi
 jars="$("$python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
 mkdir -p "$(dirname "$out")"
 classes="$(mktemp -d)"
 trap 'rm -rf "$classes"' EXIT
-javac -nowarn -Xlint:-path --release 17 -d "$classes" -cp "$jars/*" $sources
+# shellcheck source=scripts/javac_flags.sh
+. "$root/scripts/javac_flags.sh"
+javac "${JAVAC_FLAGS[@]}" -d "$classes" -cp "$jars/*" $sources
 jar --create --file "$out" -C "$classes" .
 echo "built $out"

@@ -317,7 +317,7 @@ def test_where_previous_compares_with_the_earlier_stages_event(spark: Any) -> No
         {"key": "actor", "ts": 3000, "kind": "scan", "host": "h2"},
     ]
     out = PatternTester(spark, pattern, fields=("host",)).run(events)
-    assert [[e["values"][0] for e in m["events"]] for m in out] == [["h1", "h2"]]
+    assert [[e.values[0] for e in m.events] for m in out] == [["h1", "h2"]]
 
 
 def test_the_tester_compares_numbers_as_numbers_as_detect_does(spark: Any) -> None:
@@ -349,7 +349,7 @@ def test_timed_out_partial_matches_are_reported_once_each(spark: Any) -> None:
     out += tester.run_batch([], 5_000)
     out += tester.run_batch([], 20_000)
     out += tester.run_batch([], 40_000)
-    timeouts = sorted((o["key"], matched_names([o], "timeout")[0][0]) for o in out)
+    timeouts = sorted((o.key, matched_names([o], "timeout")[0][0]) for o in out)
     assert timeouts == [("k1", "a1"), ("k2", "a2")]
     assert tester.state_rows == 0
 
@@ -366,7 +366,7 @@ def test_events_are_matched_in_event_time_order_across_batches(spark: Any) -> No
 def test_an_event_behind_the_watermark_is_dead_lettered_too_late(spark: Any) -> None:
     tester = name_tester(spark, a_then_b("followed_by"))
     out = tester.run_batch([{"key": "k", "ts": 1000, "name": "a"}], 5000)
-    assert [(o["kind"], o["reason"]) for o in out] == [("dead_letter", "too_late")]
+    assert [(o.kind, o.reason) for o in out] == [("dead_letter", "too_late")]
     assert tester.state_rows == 0
 
 
@@ -376,18 +376,18 @@ def test_events_past_a_keys_buffer_cap_are_dead_lettered_and_the_rest_still_matc
     tester = name_tester(spark, a_then_b("followed_by"), max_buffered_per_key=3)
     burst = stream("a", "b", "a", "b", "a") + stream("a", "b", key="other")
     out = tester.run_batch(burst, 0)
-    refused = [(o["key"], o["event_ts_ms"], o["reason"]) for o in out]
+    refused = [(o.key, o.event_ts_ms, o.reason) for o in out]
     # the last two of k's five waiting events (content order: event time first) do not fit
     assert refused == [("k", 4000, "key_buffer_full"), ("k", 5000, "key_buffer_full")]
-    assert tester.peek_state("k")["buffered"] == 3
+    assert tester.peek_state("k").buffered == 3
     # while three events still wait, another one is refused too
     out = tester.run_batch([{"key": "k", "ts": 6000, "name": "b"}], 500)
-    assert [(o["key"], o["reason"]) for o in out] == [("k", "key_buffer_full")]
+    assert [(o.key, o.reason) for o in out] == [("k", "key_buffer_full")]
     # once the watermark has passed them, they no longer count against the cap
     out = tester.run_batch([{"key": "k", "ts": 7000, "name": "b"}], 3000)
     out += tester.run_batch([], 8000)
     assert sorted(matched_names(out)) == [["a", "b"], ["a", "b"], ["a", "b"]]
-    assert not [o for o in out if o["kind"] == "dead_letter"]
+    assert not [o for o in out if o.kind == "dead_letter"]
 
 
 def test_state_is_gone_once_the_window_has_passed_even_if_the_key_goes_quiet(spark: Any) -> None:
@@ -404,8 +404,8 @@ def test_partial_matches_per_key_are_capped_and_the_overflow_reported(spark: Any
     tester = name_tester(spark, pattern, max_partials_per_key=3)
     out = tester.run(stream("a1", "a2", "a3", "a4", "a5"), close=False)
     out += tester.run_batch([], 10_000)
-    assert sum(o["dropped"] for o in out if o["kind"] == "overflow") == 2
-    assert len(tester.peek_state("k")["partials"]) == 3  # type: ignore[index]
+    assert sum(o.dropped for o in out if o.kind == "overflow") == 2
+    assert len(tester.peek_state("k").partials) == 3
 
 
 # -- a pattern that cannot run is refused with the fix -----------------------------------------
@@ -441,5 +441,5 @@ def test_the_readme_pattern_runs_in_a_tester_built_as_the_readme_shows(spark: An
     assert tester.peek_state("actor-1") is not None  # waiting for the watermark
     out += tester.run_batch([], watermark=4000)
     # where_previous compares url, so url is carried though no fields were given
-    assert [[e["values"] for e in o["events"]] for o in out] == [[["/scan/h1"], ["/scan/h2"]]]
+    assert [[e.values for e in o.events] for o in out] == [[("/scan/h1",), ("/scan/h2",)]]
     assert tester.state_rows == 0

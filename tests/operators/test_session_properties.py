@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamwarden.operators.sessions import SessionParams
-from streamwarden.testing import SessionTester
+from streamwarden.testing import SessionRevision, SessionTester
 from streamwarden.testing.session_tester import PageView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -44,13 +44,13 @@ def run(events, lateness_min: int, batch_size: int, max_pages: int = 300):
 
 
 def final_sessions(out):
-    latest: dict[str, dict] = {}
+    latest: dict[str, SessionRevision] = {}
     merged: set[str] = set()
     for o in out:
-        if o["kind"] == "session":
-            merged.update(o["merged_session_ids"] or [])
-            if o["session_id"] not in latest or o["revision"] > latest[o["session_id"]]["revision"]:
-                latest[o["session_id"]] = o
+        if isinstance(o, SessionRevision):
+            merged.update(o.merged_session_ids or [])
+            if o.session_id not in latest or o.revision > latest[o.session_id].revision:
+                latest[o.session_id] = o
     return [s for sid, s in latest.items() if sid not in merged]
 
 
@@ -60,8 +60,8 @@ def test_every_event_ends_in_exactly_one_session_or_one_dead_letter(
     events, lateness_min, batch_size, max_pages
 ):
     t, out = run(events, lateness_min, batch_size, max_pages)
-    in_sessions = sum(s["page_count"] for s in final_sessions(out))
-    dead = sum(1 for o in out if o["kind"] == "dead_letter")
+    in_sessions = sum(s.page_count for s in final_sessions(out))
+    dead = sum(1 for o in out if o.kind == "dead_letter")
     assert in_sessions + dead == len(events)
     assert t.state_rows == 0
 
@@ -83,14 +83,14 @@ def test_in_order_input_gives_exactly_the_gap_defined_sessions(events, batch_siz
         expected.add((user, start, prev))
     got = {
         (
-            s["user_id"],
-            (s["start_ms"] - 1767225600000) // 60000,
-            (s["end_ms"] - 1767225600000) // 60000,
+            s.user_id,
+            (s.start_ms - 1767225600000) // 60000,
+            (s.end_ms - 1767225600000) // 60000,
         )
         for s in final_sessions(out)
     }
     assert got == expected
-    assert all(o["kind"] == "session" and o["revision"] == 0 for o in out)
+    assert all(o.kind == "session" and o.revision == 0 for o in out)
 
 
 @settings(max_examples=60, deadline=None)
@@ -102,7 +102,7 @@ def test_a_session_is_updated_at_most_once_per_batch(events, lateness_min, batch
     for i in range(0, len(events), batch_size):
         batch = [PageView(u, T0 + timedelta(minutes=m)) for u, m in events[i : i + batch_size]]
         out = t.run_batch(batch, watermark)
-        ids = [o["session_id"] for o in out if o["kind"] == "session"]
+        ids = [o.session_id for o in out if o.kind == "session"]
         assert len(ids) == len(set(ids))
         max_seen = max([max_seen or batch[0].at, *(e.at for e in batch)])
         watermark = max(watermark, max_seen - MAX_DELAY)

@@ -1,9 +1,10 @@
 """``PatternTester``: a pattern's rules micro-batch by micro-batch, with no streaming query.
 
 Stage conditions are evaluated by Spark exactly as in :func:`detect` (the compiled mask
-column, on a small batch DataFrame); the NFA is the Java class the operator runs, driven with
-transformWithState's order: each key's rows first (too-late ones dead-lettered), then the
-timers the watermark has passed. State goes through its binary encoding at every step.
+column, on a small batch DataFrame); the engine's own ``PatternProcessor`` does the rest under
+an in-memory state handle (too-late events, the buffer cap, state and timers), driven with
+transformWithState's order: each key's rows first, then the timers the watermark has passed.
+State goes through its binary encoding at every step, as in the state store.
 """
 
 from __future__ import annotations
@@ -19,12 +20,20 @@ from pyspark.sql import types as T
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.patterns.compile import compile_pattern, condition_problem
 from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.testing.records import (
+    KeyPatternState,
+    PatternMatch,
+    PatternOutput,
+    PatternTimeout,
+    pattern_record,
+    pattern_state,
+)
 from streamwarden.testing.times import to_ms
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["PatternTester"]
+__all__ = ["PatternTester", "matched_names"]
 
 
 class PatternTester:
@@ -80,8 +89,9 @@ class PatternTester:
 
     def run_batch(
         self, events: Sequence[Mapping[str, Any]], watermark: datetime | int
-    ) -> list[dict[str, Any]]:
-        """One micro-batch whose watermark (for eviction) is ``watermark``."""
+    ) -> list[PatternOutput]:
+        """One micro-batch whose watermark (for eviction) is ``watermark``: the matches,
+        timeouts, overflows and dead letters it emits, in the operator's order."""
         payload = []
         if events:
             columns = list(dict.fromkeys(k for e in events for k in e))
@@ -117,10 +127,8 @@ class PatternTester:
             return []
         else:
             harness = self._harness
-        out: list[dict[str, Any]] = json.loads(
-            harness.runBatch(json.dumps(payload), to_ms(watermark))
-        )
-        return out
+        rows = json.loads(harness.runBatch(json.dumps(payload), to_ms(watermark)))
+        return [pattern_record(row) for row in rows]
 
     def _engine(self, events: DataFrame) -> Any:
         """The engine's harness, made on the first events: numeric columns compare as numbers."""
@@ -137,7 +145,7 @@ class PatternTester:
 
     def run(
         self, events: Sequence[Mapping[str, Any]], *, close: bool = True
-    ) -> list[dict[str, Any]]:
+    ) -> list[PatternOutput]:
         """All events in one batch, then (``close``) a watermark past every deadline."""
         first = self.run_batch(events, -1)
         if not close:
@@ -146,9 +154,10 @@ class PatternTester:
         window = self.compiled.plan["within_ms"]
         return first + self.run_batch([], last + window + 1)
 
-    def peek_state(self, key: str) -> dict[str, Any] | None:
+    def peek_state(self, key: str) -> KeyPatternState | None:
+        """The state one key holds, or None if it holds none."""
         text = None if self._harness is None else self._harness.peek(key)
-        return None if text is None else dict(json.loads(text))
+        return None if text is None else pattern_state(json.loads(text))
 
     @property
     def state_rows(self) -> int:
@@ -159,7 +168,11 @@ class PatternTester:
         return 0 if self._harness is None else int(self._harness.stateBytes())
 
 
-def matched_names(out: Sequence[Mapping[str, Any]], kind: str = "match") -> list[list[str]]:
-    """The first carried field (``fields[0]``) of each event of each output of ``kind``, in
-    output order."""
-    return [[e["values"][0] for e in o["events"]] for o in out if o["kind"] == kind]
+def matched_names(out: Sequence[PatternOutput], kind: str = "match") -> list[list[str | None]]:
+    """The first carried field (``fields[0]``) of each event of each match (or, with ``kind``
+    ``"timeout"``, each timeout), in output order."""
+    return [
+        [e.values[0] for e in o.events]
+        for o in out
+        if isinstance(o, PatternMatch | PatternTimeout) and o.kind == kind
+    ]

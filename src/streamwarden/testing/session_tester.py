@@ -1,8 +1,9 @@
-"""``SessionTester``: the session rules without a Spark cluster, in the spirit of ``TwsTester``.
+"""``SessionTester``: the session operator without a Spark cluster, in the spirit of ``TwsTester``.
 
-It drives the very ``SessionLogic`` class the Spark operator runs (no Python copy of the rules)
-in a small JVM started through py4j, with Spark's micro-batch order: each key's rows first, then
-the timers the watermark has passed. Times are timezone-aware datetimes.
+It drives the very ``SessionProcessor`` the Spark operator runs (no copy of its rules or of its
+state and timer handling) under an in-memory state handle, in a small JVM started through py4j,
+with Spark's micro-batch order: each key's rows first, then the timers the watermark has passed.
+Times are timezone-aware datetimes or epoch milliseconds.
 """
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ from typing import Any
 from streamwarden.errors import UsageError
 from streamwarden.operators.sessions.params import SessionParams
 from streamwarden.spark.engine_jar import engine_jar_path
+from streamwarden.testing.records import (
+    SessionOutput,
+    UserSessionState,
+    session_record,
+    session_state,
+)
 from streamwarden.testing.times import to_ms
 
 __all__ = ["PageView", "SessionTester"]
@@ -50,8 +57,9 @@ class SessionTester:
             params.to_plan_json()
         )
 
-    def run_batch(self, events: list[PageView], watermark: datetime | int) -> list[dict[str, Any]]:
-        """One micro-batch whose watermark (for eviction) is ``watermark``."""
+    def run_batch(self, events: list[PageView], watermark: datetime | int) -> list[SessionOutput]:
+        """One micro-batch whose watermark (for eviction) is ``watermark``: the session
+        revisions and dead letters it emits, in the operator's order."""
         for e in events:
             if not isinstance(e, PageView):
                 raise UsageError(
@@ -71,19 +79,17 @@ class SessionTester:
                 for e in events
             ]
         )
-        emitted: list[dict[str, Any]] = json.loads(
-            self._harness.runBatch(payload, to_ms(watermark))
-        )
-        return emitted
+        rows = json.loads(self._harness.runBatch(payload, to_ms(watermark)))
+        return [session_record(row) for row in rows]
 
-    def advance_watermark(self, watermark: datetime | int) -> list[dict[str, Any]]:
+    def advance_watermark(self, watermark: datetime | int) -> list[SessionOutput]:
         """A micro-batch without input: only timers fire."""
         return self.run_batch([], watermark)
 
-    def peek_state(self, user: str) -> dict[str, Any] | None:
+    def peek_state(self, user: str) -> UserSessionState | None:
         """The state one user holds, or None if it holds none."""
         text = self._harness.peek(user)
-        return None if text is None else dict(json.loads(text))
+        return None if text is None else session_state(json.loads(text))
 
     @property
     def state_rows(self) -> int:
@@ -92,15 +98,15 @@ class SessionTester:
 
 
 def _gateway() -> Any:
-    """One JVM per Python process holding the engine jar and the Jackson jars it needs."""
+    """One JVM per Python process holding the engine jar and the pyspark wheel's jars: the
+    harness runs the real ``SessionProcessor``, a Spark ``StatefulProcessor``."""
     global _GATEWAY
     if _GATEWAY is None:
         import pyspark
         from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
-        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
-        jackson = [os.path.join(jars, j) for j in os.listdir(jars) if j.startswith("jackson-")]
-        classpath = os.pathsep.join([str(engine_jar_path()), *jackson])
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
+        classpath = os.pathsep.join([str(engine_jar_path()), jars])
         port = launch_gateway(classpath=classpath, die_on_exit=True, javaopts=["-Xmx512m"])
         _GATEWAY = JavaGateway(gateway_parameters=GatewayParameters(port=port, auto_convert=True))
     return _GATEWAY

@@ -1,8 +1,7 @@
 package io.streamwarden.engine.sessions;
 
 /**
- * Which event-time timer a user's state keeps after a call, shared by {@link SessionProcessor}
- * and the test harness so that both fire at the same moments.
+ * Which event-time timer a user's state keeps after a call of {@link SessionProcessor}.
  *
  * <p>Each user holds at most one timer, never later than its next deadline, so every piece of
  * state is looked at no later than its deadline. Moving a timer costs a delete and a register

@@ -1,0 +1,337 @@
+package io.streamwarden.engine.patterns;
+
+import static io.streamwarden.engine.patterns.NfaTestUtilities.any;
+import static io.streamwarden.engine.patterns.NfaTestUtilities.begin;
+import static io.streamwarden.engine.patterns.NfaTestUtilities.named;
+import static io.streamwarden.engine.patterns.NfaTestUtilities.only;
+import static io.streamwarden.engine.patterns.NfaTestUtilities.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.streamwarden.engine.patterns.NfaTestUtilities.KeyDriver;
+import io.streamwarden.engine.patterns.NfaTestUtilities.PatternBuilder;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The NFA of {@link Nfa} in the style of Flink CEP's {@code NFAITCase}: events with explicit
+ * times in, matches, timeouts and overflows out, no Spark. The cases follow
+ * tests/operators/test_pattern_semantics.py, many from Flink's CEP documentation.
+ */
+class NfaTest {
+  private static final long TEN_S = 10_000L;
+
+  private static PatternBuilder aThenB(String contiguity) {
+    PatternBuilder p = begin("a", named("a"));
+    switch (contiguity) {
+      case "next":
+        return p.next("b", named("b"));
+      case "followed_by":
+        return p.followedBy("b", named("b"));
+      default:
+        return p.followedByAny("b", named("b"));
+    }
+  }
+
+  private static List<String> sorted(List<String> lines) {
+    List<String> copy = new ArrayList<>(lines);
+    Collections.sort(copy);
+    return copy;
+  }
+
+  // -- contiguity ----------------------------------------------------------------------------
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(delimiter = '|', value = {
+      "next|", "followed_by|match a b1", "followed_by_any|match a b1;match a b2"})
+  void contiguityBetweenStages(String contiguity, String expected) {
+    List<String> want = expected == null ? List.of() : List.of(expected.split(";"));
+    assertEquals(want, run(aThenB(contiguity), "a", "c", "b1", "b2"));
+  }
+
+  private static PatternBuilder cThenAsThenB(boolean consecutive) {
+    PatternBuilder p = begin("start", named("C")).followedBy("middle", named("A")).oneOrMore();
+    if (consecutive) {
+      p.consecutive();
+    }
+    return p.followedBy("end", named("B"));
+  }
+
+  @Test
+  void aConsecutiveLoopBreaksOnANonMatchingEvent() {
+    assertEquals(List.of("match C A1 A2 A3 B", "match C A1 A2 B", "match C A1 B"),
+        sorted(run(cThenAsThenB(true), "C", "D", "A1", "A2", "A3", "D", "A4", "B")));
+  }
+
+  @Test
+  void aRelaxedLoopIgnoresNonMatchingEvents() {
+    assertEquals(List.of("match C A1 A2 A3 A4 B", "match C A1 A2 A3 B", "match C A1 A2 B",
+        "match C A1 B"),
+        sorted(run(cThenAsThenB(false), "C", "D", "A1", "A2", "A3", "D", "A4", "B")));
+  }
+
+  // -- after-match skip strategies (Flink docs: `b+ c` on b1 b2 b3 c) --------------------------
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(delimiter = '|', value = {
+      "no_skip||match b1 b2 b3 c;match b2 b3 c;match b3 c",
+      "skip_to_next||match b1 b2 b3 c;match b2 b3 c;match b3 c",
+      "skip_past_last_event||match b1 b2 b3 c",
+      "skip_to_first|b|match b1 b2 b3 c;match b2 b3 c;match b3 c",
+      "skip_to_last|b|match b1 b2 b3 c;match b3 c"})
+  void skipStrategiesOnFlinksExample(String skip, String stage, String expected) {
+    PatternBuilder p = begin("b", named("b")).oneOrMore().next("c", named("c")).skip(skip, stage);
+    assertEquals(List.of(expected.split(";")), run(p, "b1", "b2", "b3", "c"));
+  }
+
+  @Test
+  void skipToNextVersusNoSkipOnALoopAtTheEnd() {
+    PatternBuilder p = begin("a", named("a")).followedBy("b", named("b")).oneOrMore();
+    assertEquals(List.of("match a b1", "match a b1 b2", "match a b1 b2 b3"),
+        run(p, "a", "b1", "b2", "b3"));
+    assertEquals(List.of("match a b1"), run(p.skip("skip_to_next"), "a", "b1", "b2", "b3"));
+  }
+
+  /** Flink docs: {@code (a | b | c) (b | c) c+.greedy d} on {@code a b c1 c2 c3 d}. */
+  private static PatternBuilder abcGreedy() {
+    return begin("x", named("a").or(named("b")).or(named("c")))
+        .next("y", named("b").or(named("c")))
+        .next("z", named("c")).oneOrMore().greedy().consecutive()
+        .next("w", named("d"));
+  }
+
+  @Test
+  void aGreedyLoopWithoutSkip() {
+    assertEquals(List.of("match a b c1 c2 c3 d", "match b c1 c2 c3 d", "match c1 c2 c3 d"),
+        run(abcGreedy(), "a", "b", "c1", "c2", "c3", "d"));
+  }
+
+  @Test
+  void skipToFirstOfTheGreedyStage() {
+    assertEquals(List.of("match a b c1 c2 c3 d", "match c1 c2 c3 d"),
+        run(abcGreedy().skip("skip_to_first", "z"), "a", "b", "c1", "c2", "c3", "d"));
+  }
+
+  // -- quantifiers ---------------------------------------------------------------------------
+
+  @Test
+  void timesExactlyTakesThatManyEvents() {
+    PatternBuilder p = begin("a", named("a")).times(3).skip("skip_past_last_event");
+    assertEquals(List.of("match a1 a2 a3"), run(p, "a1", "a2", "a3", "a4"));
+  }
+
+  @Test
+  void aTimesRangeReportsEachLength() {
+    PatternBuilder p = begin("s", named("s")).followedBy("a", named("a")).times(2, 3);
+    assertEquals(List.of("match s a1 a2", "match s a1 a2 a3"),
+        run(p, "s", "a1", "x", "a2", "a3", "a4"));
+  }
+
+  @Test
+  void anOptionalStageMayBeSkipped() {
+    PatternBuilder p = begin("a", named("a")).followedBy("b", named("b")).optional()
+        .followedBy("c", named("c"));
+    assertEquals(List.of("match a c"), run(p, "a", "x", "c"));
+    assertEquals(List.of("match a b c", "match a c"), sorted(run(p, "a", "b", "c")));
+  }
+
+  @Test
+  void anOptionalLastStageReportsTheMatchWithoutItAndWithIt() {
+    PatternBuilder single = begin("a", named("a")).followedBy("b", named("b")).optional();
+    assertEquals(List.of("match a", "match a b"), run(single, "a", "b"));
+    PatternBuilder loop = begin("a", named("a")).followedBy("b", named("b")).oneOrMore()
+        .optional();
+    assertEquals(List.of("match a", "match a b1", "match a b1 b2"),
+        run(loop, "a", "b1", "x", "b2"));
+    assertEquals(List.of("match a"), run(single.skip("skip_past_last_event"), "a", "b"));
+  }
+
+  @Test
+  void aMatchThatCouldHaveGrownIsNotReportedAgainAsTimedOut() {
+    PatternBuilder p = begin("a", named("a")).followedBy("b", named("b")).optional()
+        .emitTimeouts();
+    KeyDriver key = new KeyDriver(p.plan());
+    List<String> out = new ArrayList<>(key.batch(-1, p.stream("a", "x")));
+    out.addAll(key.watermark(2000 + NfaTestUtilities.HOUR_MS + 1));
+    assertEquals(List.of("match a"), out);
+    assertTrue(key.state.holdsNothing());
+  }
+
+  @Test
+  void aGreedyLoopTakesEventsTheNextStageWouldAlsoAccept() {
+    PatternBuilder plain = begin("s", named("s")).followedBy("n", named("n")).oneOrMore()
+        .followedBy("e", named("n2"));
+    PatternBuilder greedy = begin("s", named("s")).followedBy("n", named("n")).oneOrMore()
+        .greedy().followedBy("e", named("n2"));
+    assertEquals(List.of("match s n1 n2"), run(plain, "s", "n1", "n2"));
+    assertEquals(List.of(), run(greedy, "s", "n1", "n2")); // the loop took n2
+  }
+
+  // -- negations -----------------------------------------------------------------------------
+
+  @Test
+  void notNextDiscardsWhenTheVeryNextEventMeetsIt() {
+    PatternBuilder p = begin("a", named("a")).notNext("no", named("x"))
+        .followedBy("b", named("b"));
+    assertEquals(List.of(), run(p, "a", "x", "b"));
+    assertEquals(List.of("match a b"), run(p, "a", "y", "x", "b"));
+  }
+
+  @Test
+  void notFollowedByDiscardsOnAnyEventBeforeTheNextStage() {
+    PatternBuilder p = begin("a", named("a")).notFollowedBy("no", named("x"))
+        .followedBy("b", named("b"));
+    assertEquals(List.of(), run(p, "a", "y", "x", "b"));
+    assertEquals(List.of("match a b"), run(p, "a", "y", "b", "x"));
+  }
+
+  @Test
+  void notFollowedByAtTheEndMatchesWhenTheWindowClosesClean() {
+    PatternBuilder p = begin("a", named("a")).notFollowedBy("no", named("x")).within(TEN_S);
+    KeyDriver key = new KeyDriver(p.plan());
+    assertEquals(List.of(), key.batch(-1, p.stream("a1", "y")));
+    assertEquals(List.of(), key.watermark(TEN_S)); // the window of a1 (at 1 s) is still open
+    assertEquals(List.of("match a1"), key.watermark(TEN_S + 1000));
+    assertEquals(List.of(), run(p, "a1", "y", "x"));
+  }
+
+  @Test
+  void aLoopBeforeAFinalNotFollowedByReportsEachMatchOnce() {
+    PatternBuilder combinations = begin("a", named("a")).oneOrMore().allowCombinations()
+        .notFollowedBy("c", named("c")).within(TEN_S);
+    assertEquals(List.of("match a1", "match a1 a2", "match a2"),
+        sorted(run(combinations, "a1", "a2")));
+    PatternBuilder plain = begin("a", named("a")).oneOrMore().notFollowedBy("c", named("c"))
+        .within(TEN_S);
+    assertEquals(List.of("match a"), run(plain, "a", "x"));
+  }
+
+  // -- within and timeouts -------------------------------------------------------------------
+
+  @Test
+  void aPartialMatchHeldAtTwoNfaPositionsTimesOutOnce() {
+    PatternBuilder p = begin("a", named("a")).oneOrMore().followedBy("b", named("b"))
+        .within(TEN_S).emitTimeouts();
+    assertEquals(List.of("timeout a @11000"), run(p, "a", "x"));
+  }
+
+  @Test
+  void eventsFurtherApartThanTheWindowDoNotMatch() {
+    PatternBuilder p = aThenB("followed_by").within(TEN_S);
+    assertEquals(List.of("match a b"), run(p, "a", "b"));
+    KeyDriver key = new KeyDriver(p.plan());
+    List<String> out = new ArrayList<>(
+        key.batch(-1, List.of(p.event("a", 1), p.event("b", TEN_S + 1))));
+    out.addAll(key.watermark(3 * TEN_S));
+    assertEquals(List.of(), out);
+    assertTrue(key.state.holdsNothing());
+  }
+
+  @Test
+  void timedOutPartialMatchesAreReportedOnceAtTheirDeadline() {
+    PatternBuilder p = aThenB("followed_by").within(TEN_S).emitTimeouts();
+    KeyDriver key = new KeyDriver(p.plan());
+    assertEquals(List.of(), key.batch(-1, p.stream("a1", "x")));
+    assertEquals(List.of(), key.watermark(5_000));
+    assertEquals(List.of("timeout a1 @11000"), key.watermark(20_000));
+    assertEquals(List.of(), key.watermark(40_000));
+    assertTrue(key.state.holdsNothing());
+  }
+
+  @Test
+  void eventsAreMatchedInEventTimeOrderAcrossBatches() {
+    PatternBuilder p = aThenB("next");
+    KeyDriver key = new KeyDriver(p.plan());
+    List<String> out = new ArrayList<>(key.batch(0, List.of(p.event("b", 2000))));
+    out.addAll(key.batch(500, List.of(p.event("a", 1000))));
+    assertEquals(2, key.state.buffer.size()); // both wait for the watermark
+    out.addAll(key.watermark(3000));
+    assertEquals(List.of("match a b"), out);
+  }
+
+  @Test
+  void theNextDeadlineIsTheFirstWaitingEventOrTheEarliestWindowEnd() {
+    PatternBuilder p = aThenB("followed_by").within(30_000);
+    KeyDriver key = new KeyDriver(p.plan());
+    assertEquals(KeyState.NO_TIMER, key.nfa.nextDeadline(key.state));
+    key.batch(0, p.stream("a", "x", "y")); // all three wait: the first at 1 s is due first
+    assertEquals(1000, key.nfa.nextDeadline(key.state));
+    key.watermark(3000); // {a} waits for a b until 1 s + 30 s
+    assertEquals(31_000, key.nfa.nextDeadline(key.state));
+    key.watermark(31_000);
+    assertTrue(key.state.holdsNothing());
+    assertEquals(KeyState.NO_TIMER, key.nfa.nextDeadline(key.state));
+  }
+
+  // -- conditions on earlier events ----------------------------------------------------------
+
+  @Test
+  void wherePreviousComparesNumbersAsNumbers() {
+    PatternBuilder numeric = begin("a", any()).followedBy("b", any())
+        .wherePrevious(">", "a", true);
+    assertEquals(List.of("match 9 10"), run(numeric, "9", "10"));
+    PatternBuilder text = begin("a", any()).followedBy("b", any())
+        .wherePrevious(">", "a", false);
+    assertEquals(List.of(), run(text, "9", "10")); // as text, "10" > "9" is false
+  }
+
+  // -- caps ----------------------------------------------------------------------------------
+
+  @Test
+  void partialMatchesPerKeyAreCappedAndTheOverflowReported() {
+    PatternBuilder p = aThenB("followed_by").maxPartialsPerKey(3);
+    KeyDriver key = new KeyDriver(p.plan());
+    List<String> out = key.batch(-1, p.stream("a1", "a2", "a3", "a4", "a5"));
+    out = new ArrayList<>(out);
+    out.addAll(key.watermark(10_000));
+    assertEquals(List.of("overflow 1", "overflow 1"), out);
+    assertEquals(3, key.state.partials.size());
+  }
+
+  @Test
+  void theBufferCapRefusesTheLastEventsInContentOrderAndCountsOnlyWaitingOnes() {
+    PatternBuilder p = aThenB("followed_by");
+    KeyState s = new KeyState();
+    Nfa nfa = new Nfa(p.plan());
+    List<PEvent> fresh = p.stream("a", "b", "a", "b", "a");
+    Collections.reverse(fresh); // delivery order does not matter
+    List<String> sources = new ArrayList<>();
+    for (PEvent e : fresh) {
+      sources.add(e.values[0] + "@" + e.tsMs);
+    }
+    assertEquals(List.of("b@4000", "a@5000"), BufferCap.refuse(s, fresh, sources, 3, 0));
+    nfa.buffer(s, fresh);
+    assertEquals(3, BufferCap.waiting(s, 0));
+    assertEquals(1, BufferCap.waiting(s, 2000)); // the watermark has passed two of them
+    List<PEvent> more = new ArrayList<>(List.of(p.event("b", 6000)));
+    assertEquals(List.of("b@6000"), BufferCap.refuse(s, more, List.of("b@6000"), 3, 500));
+    assertTrue(more.isEmpty());
+  }
+
+  // -- state ---------------------------------------------------------------------------------
+
+  @Test
+  void keyStateSurvivesItsBinaryEncodingWithSharedEvents() {
+    PatternBuilder p = aThenB("followed_by_any").emitTimeouts();
+    KeyDriver key = new KeyDriver(p.plan());
+    key.batch(1500, p.stream("a", "b1", "b2", "b3"));
+    KeyState copy = KeyState.decode(key.state.encode());
+    assertEquals(key.state.buffer.size(), copy.buffer.size());
+    assertEquals(key.state.partials, copy.partials);
+    assertEquals(key.state.nextSeq, copy.nextSeq);
+    assertFalse(copy.holdsNothing());
+    // the decoded state goes on exactly as the original would
+    KeyDriver again = new KeyDriver(p.plan());
+    List<String> fromCopy = new ArrayList<>();
+    Nfa nfa = again.nfa;
+    List<Found> found = new ArrayList<>();
+    nfa.advance(copy, 10_000, found);
+    fromCopy.addAll(NfaTestUtilities.describe(found));
+    assertEquals(key.watermark(10_000), fromCopy);
+  }
+}

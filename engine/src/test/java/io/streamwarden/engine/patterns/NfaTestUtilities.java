@@ -1,0 +1,258 @@
+package io.streamwarden.engine.patterns;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * Builders for the NFA tests, after Flink CEP's {@code NFATestUtilities}: a pattern built the
+ * way Python's {@code Pattern} builds it (same stage defaults, same plan JSON), events named by
+ * a string whose prefix decides which stage conditions they meet (the mask Spark would compute),
+ * and each output written as one line, e.g. {@code match a b1}.
+ */
+final class NfaTestUtilities {
+  static final long HOUR_MS = 3_600_000L;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private NfaTestUtilities() {}
+
+  /** An event's name starts with {@code prefix}. */
+  static Predicate<String> named(String prefix) {
+    return name -> name.startsWith(prefix);
+  }
+
+  static Predicate<String> any() {
+    return name -> true;
+  }
+
+  /** Starts a pattern as {@code Pattern.begin(name).where(condition)} does. */
+  static PatternBuilder begin(String name, Predicate<String> condition) {
+    return new PatternBuilder().add(name, "normal", "strict", condition);
+  }
+
+  /** A pattern under construction; each call changes the last stage or adds one. */
+  static final class PatternBuilder {
+    private final List<ObjectNode> stages = new ArrayList<>();
+    private final List<Predicate<String>> conditions = new ArrayList<>();
+    private final ObjectNode root = JSON.createObjectNode();
+
+    PatternBuilder() {
+      root.put("within_ms", HOUR_MS);
+      root.putObject("skip").put("kind", "no_skip").put("stage", -1);
+      root.putArray("fields").add("name");
+    }
+
+    private PatternBuilder add(String name, String kind, String contiguity,
+        Predicate<String> condition) {
+      ObjectNode s = JSON.createObjectNode();
+      boolean negation = !"normal".equals(kind);
+      s.put("name", name).put("kind", kind).put("contiguity", contiguity).put("inner", "relaxed")
+          .put("min", negation ? 0 : 1).put("max", 1).put("greedy", false).put("optional", false);
+      s.putArray("field_conditions");
+      stages.add(s);
+      conditions.add(condition);
+      return this;
+    }
+
+    private ObjectNode last() {
+      return stages.get(stages.size() - 1);
+    }
+
+    PatternBuilder next(String name, Predicate<String> c) {
+      return add(name, "normal", "strict", c);
+    }
+
+    PatternBuilder followedBy(String name, Predicate<String> c) {
+      return add(name, "normal", "relaxed", c);
+    }
+
+    PatternBuilder followedByAny(String name, Predicate<String> c) {
+      return add(name, "normal", "any", c);
+    }
+
+    PatternBuilder notNext(String name, Predicate<String> c) {
+      return add(name, "not_next", "strict", c);
+    }
+
+    PatternBuilder notFollowedBy(String name, Predicate<String> c) {
+      return add(name, "not_followed_by", "relaxed", c);
+    }
+
+    PatternBuilder oneOrMore() {
+      return times(1, -1);
+    }
+
+    PatternBuilder times(int n) {
+      return times(n, n);
+    }
+
+    /** {@code n} to {@code m} events; {@code m} of -1 for no upper bound. */
+    PatternBuilder times(int n, int m) {
+      last().put("min", n).put("max", m);
+      return this;
+    }
+
+    PatternBuilder optional() {
+      last().put("optional", true);
+      return this;
+    }
+
+    PatternBuilder greedy() {
+      last().put("greedy", true);
+      return this;
+    }
+
+    PatternBuilder consecutive() {
+      last().put("inner", "strict");
+      return this;
+    }
+
+    PatternBuilder allowCombinations() {
+      last().put("inner", "any");
+      return this;
+    }
+
+    /** The last stage's event compares its {@code name} with the last event of {@code stage}. */
+    PatternBuilder wherePrevious(String op, String stage, boolean numeric) {
+      int ref = -1;
+      for (int i = 0; i < stages.size(); i++) {
+        if (stages.get(i).get("name").asText().equals(stage)) {
+          ref = i;
+        }
+      }
+      ((ArrayNode) last().get("field_conditions")).addObject().put("field", 0).put("op", op)
+          .put("ref_stage", ref).put("numeric", numeric);
+      return this;
+    }
+
+    PatternBuilder within(long ms) {
+      root.put("within_ms", ms);
+      return this;
+    }
+
+    /** An after-match skip strategy such as {@code skip_to_first}, optionally with a stage. */
+    PatternBuilder skip(String kind, String stage) {
+      int index = -1;
+      for (int i = 0; i < stages.size(); i++) {
+        if (stages.get(i).get("name").asText().equals(stage)) {
+          index = i;
+        }
+      }
+      ((ObjectNode) root.get("skip")).put("kind", kind).put("stage", index);
+      return this;
+    }
+
+    PatternBuilder skip(String kind) {
+      return skip(kind, null);
+    }
+
+    PatternBuilder emitTimeouts() {
+      root.put("emit_timeouts", true);
+      return this;
+    }
+
+    PatternBuilder maxPartialsPerKey(int cap) {
+      root.put("max_partials_per_key", cap);
+      return this;
+    }
+
+    PatternPlan plan() {
+      ObjectNode copy = root.deepCopy();
+      ArrayNode array = copy.putArray("stages");
+      stages.forEach(array::add);
+      return PatternPlan.fromJson(copy.toString());
+    }
+
+    /** The event {@code name} at {@code tsMs}, with the stage bits its name meets. */
+    PEvent event(String name, long tsMs) {
+      long mask = 0;
+      for (int i = 0; i < conditions.size(); i++) {
+        if (conditions.get(i).test(name)) {
+          mask |= 1L << i;
+        }
+      }
+      return new PEvent(tsMs, mask, new String[] {name});
+    }
+
+    /** Events named {@code names}, one second apart from 1 s on. */
+    List<PEvent> stream(String... names) {
+      List<PEvent> events = new ArrayList<>();
+      for (int i = 0; i < names.length; i++) {
+        events.add(event(names[i], (i + 1) * 1000L));
+      }
+      return events;
+    }
+  }
+
+  /** One key under an NFA, driven as the processor drives it. */
+  static final class KeyDriver {
+    final Nfa nfa;
+    final KeyState state = new KeyState();
+
+    KeyDriver(PatternPlan plan) {
+      this.nfa = new Nfa(plan);
+    }
+
+    /** Buffers {@code events}, then advances to {@code watermarkMs}; the outputs described. */
+    List<String> batch(long watermarkMs, List<PEvent> events) {
+      nfa.buffer(state, new ArrayList<>(events));
+      List<Found> found = new ArrayList<>();
+      nfa.advance(state, watermarkMs, found);
+      return describe(found);
+    }
+
+    List<String> watermark(long watermarkMs) {
+      return batch(watermarkMs, List.of());
+    }
+  }
+
+  /**
+   * All events in one batch, then a watermark past every deadline, as {@code
+   * PatternTester.run} does: the matches (and timeouts, overflows) described.
+   */
+  static List<String> run(PatternBuilder pattern, String... names) {
+    PatternPlan plan = pattern.plan();
+    KeyDriver key = new KeyDriver(plan);
+    List<PEvent> events = pattern.stream(names);
+    List<String> out = new ArrayList<>(key.batch(-1, events));
+    out.addAll(key.watermark(names.length * 1000L + plan.withinMs + 1));
+    return out;
+  }
+
+  static List<String> describe(List<Found> found) {
+    List<String> lines = new ArrayList<>(found.size());
+    for (Found f : found) {
+      lines.add(describe(f));
+    }
+    return lines;
+  }
+
+  /** {@code match a b}, {@code timeout a @10000} (with its deadline) or {@code overflow 2}. */
+  static String describe(Found f) {
+    if (f.kind == Found.Kind.OVERFLOW) {
+      return "overflow " + f.dropped;
+    }
+    StringBuilder b = new StringBuilder(f.kind == Found.Kind.MATCH ? "match" : "timeout");
+    for (PEvent e : f.partial.events) {
+      b.append(' ').append(e.values[0]);
+    }
+    if (f.kind == Found.Kind.TIMEOUT) {
+      b.append(" @").append(f.deadlineMs);
+    }
+    return b.toString();
+  }
+
+  /** The lines of {@code out} that start with {@code kind}, in order. */
+  static List<String> only(String kind, List<String> out) {
+    List<String> kept = new ArrayList<>();
+    for (String line : out) {
+      if (line.startsWith(kind + " ")) {
+        kept.add(line);
+      }
+    }
+    return kept;
+  }
+}
