@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from streamwarden.config import defaults
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.arguments import check_bool, check_duration, check_int, shown
 from streamwarden.operators.engine_input import (
@@ -56,11 +57,11 @@ class PatternOptions:
     with :func:`streamwarden.config.units.parse_duration`.
     """
 
-    max_out_of_orderness: timedelta = timedelta(minutes=1)
-    max_partials_per_key: int = 1000
-    max_buffered_per_key: int = 10_000
+    max_out_of_orderness: timedelta = defaults.MAX_OUT_OF_ORDERNESS
+    max_partials_per_key: int = defaults.MAX_PARTIALS_PER_KEY
+    max_buffered_per_key: int = defaults.MAX_BUFFERED_PER_KEY
     emit_timeouts: bool = False
-    slow_key_threshold: timedelta | None = timedelta(seconds=1)
+    slow_key_threshold: timedelta | None = defaults.SLOW_KEY_THRESHOLD
     prefilter: bool = True
     #: Keeps each key's state record even when it holds nothing: lesson L1's leak, on purpose,
     #: so that tests can show the leak is visible. Never set it in a pipeline.

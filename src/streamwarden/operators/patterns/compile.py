@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
+from streamwarden.config import defaults
 from streamwarden.errors import PatternError
 from streamwarden.operators.patterns.pattern import Contiguity, Pattern, Stage, StageKind
 
@@ -55,8 +56,8 @@ def compile_pattern(
     fields: Sequence[str] = (),
     numeric_fields: frozenset[str] = frozenset(),
     *,
-    max_partials_per_key: int = 1000,
-    max_buffered_per_key: int = 10_000,
+    max_partials_per_key: int = defaults.MAX_PARTIALS_PER_KEY,
+    max_buffered_per_key: int = defaults.MAX_BUFFERED_PER_KEY,
     emit_timeouts: bool = False,
     slow_key_threshold: timedelta | None = None,
     debug_keep_empty_state: bool = False,
