@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from streamwarden.config import defaults
 from streamwarden.errors import PatternError, UsageError
-from streamwarden.operators.arguments import check_bool, check_duration, check_int, shown
+from streamwarden.operators.arguments import shown
 from streamwarden.operators.engine_input import (
     KIND_EVENT,
     KIND_REJECTED,
@@ -26,6 +24,7 @@ from streamwarden.operators.patterns.compile import (
     condition_problem,
     stage_condition,
 )
+from streamwarden.operators.patterns.options import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
@@ -34,67 +33,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
 
 __all__ = ["DetectResult", "PatternOptions", "detect"]
-
-
-@dataclass(frozen=True)
-class PatternOptions:
-    """How the pattern operator runs.
-
-    ``max_out_of_orderness``: how long events wait for earlier ones before the NFA consumes
-    them in event-time order (the watermark delay); an event behind the watermark when it
-    arrives is dead-lettered ``too_late``. ``max_buffered_per_key`` caps one key's events
-    waiting for the watermark; events past it are dead-lettered ``key_buffer_full`` (lesson L4).
-    ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
-    reported as ``overflow`` rows (``DetectResult.overflows``). ``emit_timeouts`` reports
-    partial matches whose window closed. ``slow_key_threshold``: the engine logs a key whose
-    work in a batch took longer. ``prefilter``: when every contiguity is relaxed, drop events
-    that meet no stage condition before the engine (they cannot change a match); off, every
-    event reaches the NFA.
-
-    Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
-    slow-key log), the caps ints, the switches bools; any other type raises
-    :class:`PatternError` naming the option. Convert a config string such as ``"1m"`` first
-    with :func:`streamwarden.config.units.parse_duration`.
-    """
-
-    max_out_of_orderness: timedelta = defaults.MAX_OUT_OF_ORDERNESS
-    max_partials_per_key: int = defaults.MAX_PARTIALS_PER_KEY
-    max_buffered_per_key: int = defaults.MAX_BUFFERED_PER_KEY
-    emit_timeouts: bool = False
-    slow_key_threshold: timedelta | None = defaults.SLOW_KEY_THRESHOLD
-    prefilter: bool = True
-    #: Keeps each key's state record even when it holds nothing: lesson L1's leak, on purpose,
-    #: so that tests can show the leak is visible. Never set it in a pipeline.
-    debug_keep_empty_state: bool = False
-
-    def __post_init__(self) -> None:
-        self._check_types()
-        if self.max_out_of_orderness < timedelta(0):
-            raise PatternError(
-                f"max_out_of_orderness must be >= 0, got {self.max_out_of_orderness!r}"
-            )
-        for name in ("max_partials_per_key", "max_buffered_per_key"):
-            if getattr(self, name) < 1:
-                raise PatternError(f"{name} must be >= 1, got {getattr(self, name)!r}")
-
-    def _check_types(self) -> None:
-        check_duration(
-            PatternError,
-            "max_out_of_orderness",
-            self.max_out_of_orderness,
-            example="timedelta(minutes=1)",
-        )
-        check_int(PatternError, "max_partials_per_key", self.max_partials_per_key, example="1000")
-        check_int(PatternError, "max_buffered_per_key", self.max_buffered_per_key, example="10_000")
-        for name in ("emit_timeouts", "prefilter", "debug_keep_empty_state"):
-            check_bool(PatternError, name, getattr(self, name))
-        check_duration(
-            PatternError,
-            "slow_key_threshold",
-            self.slow_key_threshold,
-            example="timedelta(seconds=1)",
-            none_allowed=True,
-        )
 
 
 @dataclass(frozen=True)
@@ -251,9 +189,15 @@ def _check_arguments(
 
 
 def compile_for(
-    events: DataFrame, pattern: Pattern, fields: Sequence[str], options: PatternOptions
+    events: DataFrame,
+    pattern: Pattern,
+    fields: Sequence[str],
+    options: PatternOptions,
+    *,
+    keep_empty_state: bool = False,
 ) -> CompiledPattern:
-    """Compiles ``pattern`` for ``events``: numeric columns are compared as numbers."""
+    """Compiles ``pattern`` for ``events``: numeric columns are compared as numbers.
+    ``keep_empty_state`` is for tests only (see :func:`compile_pattern`)."""
     numeric = frozenset(
         f.name for f in events.schema.fields if isinstance(f.dataType, T.NumericType)
     )
@@ -265,7 +209,7 @@ def compile_for(
         max_buffered_per_key=options.max_buffered_per_key,
         emit_timeouts=options.emit_timeouts,
         slow_key_threshold=options.slow_key_threshold,
-        debug_keep_empty_state=options.debug_keep_empty_state,
+        keep_empty_state=keep_empty_state,
     )
 
 

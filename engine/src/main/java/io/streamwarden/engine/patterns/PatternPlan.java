@@ -154,7 +154,7 @@ public final class PatternPlan implements Serializable {
           required(root, "max_buffered_per_key").asInt(),
           required(root, "emit_timeouts").asBoolean(),
           required(root, "slow_key_threshold_ms").asLong(),
-          root.path("debug_keep_empty_state").asBoolean(false));
+          root.path("keep_empty_state").asBoolean(false));
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("bad pattern plan: " + e.getMessage(), e);
     }
