@@ -25,7 +25,7 @@ from streamwarden.operators.patterns import (
     PatternOptions,
     detect,
 )
-from streamwarden.operators.patterns.api import _engine_rows, compile_for, run_detector
+from streamwarden.operators.patterns.api import compile_for, detect_rows, run_detector
 
 STEP_MS = 10 * 60_000
 HOUR_MS = 3_600_000
@@ -162,7 +162,7 @@ def detect_leaking(events: DataFrame, pattern: Pattern, *, key: str, time: str) 
     of the compile step, never an option of the public API."""
     options = PatternOptions()
     compiled = compile_for(events, pattern, (), options, keep_empty_state=True)
-    return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+    return run_detector(detect_rows(events, compiled, key, time, options), compiled)
 
 
 def state_bytes(spark: SparkSession, checkpoint: Path, batch_id: int) -> int:

@@ -12,12 +12,7 @@ from pyspark.sql import types as T
 
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.arguments import shown
-from streamwarden.operators.engine_input import (
-    KIND_EVENT,
-    KIND_REJECTED,
-    reserved_detail,
-    reserved_key,
-)
+from streamwarden.operators.engine_rows import EngineRecords
 from streamwarden.operators.patterns.compile import (
     CompiledPattern,
     compile_pattern,
@@ -26,6 +21,7 @@ from streamwarden.operators.patterns.compile import (
 )
 from streamwarden.operators.patterns.options import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.operators.patterns.rows import key_rejection, pattern_engine_rows
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
 
@@ -107,7 +103,7 @@ def detect(
     _check_time_type(events, time)
     check_stages(events, pattern)
     compiled = compile_for(events, pattern, fields, options)
-    return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+    return run_detector(detect_rows(events, compiled, key, time, options), compiled)
 
 
 def _check_time_type(events: DataFrame, time: str) -> None:
@@ -226,60 +222,31 @@ def run_detector(rows: DataFrame, compiled: CompiledPattern) -> DetectResult:
     return DetectResult(DataFrame(jdf, spark), compiled)
 
 
-def _engine_rows(
+def detect_rows(
     events: DataFrame, compiled: CompiledPattern, key: str, time: str, options: PatternOptions
 ) -> DataFrame:
-    """The layout of ``PatternRows.java``; the watermark is declared and its column dropped so
-    that Spark does not silently filter late rows: the engine dead-letters them instead."""
+    """The engine's rows for ``events``: an event without a key or a time, or with a reserved
+    key, is rejected (a dead letter showing its ``raw``, or the event as JSON)."""
     ts_type = events.schema[time].dataType
     ts_ms: Column = (
         F.unix_millis(F.col(time))
         if isinstance(ts_type, T.TimestampType | T.TimestampNTZType | T.DateType)
         else F.col(time).cast("long")
     )
-    reserved = F.coalesce(reserved_key(F.col(key).cast("string")), F.lit(False))
-    missing = F.col(key).isNull() | ts_ms.isNull()
-    rejected = missing | reserved
+    key_rejected, key_reason, key_detail = key_rejection(key, f"field '{key}' is null")
+    no_time = F.col(key).isNotNull() & ts_ms.isNull()
+    rejected = key_rejected | ts_ms.isNull()
     raw = F.col("raw") if "raw" in events.columns else F.to_json(F.struct(*events.columns))
-    missing_field = F.when(F.col(key).isNull(), F.lit(key)).otherwise(F.lit(time))
-    rows = events.select(
-        F.when(rejected, F.concat(F.lit("\u0000rejected:"), F.pmod(F.xxhash64(raw), F.lit(8))))
-        .otherwise(F.col(key).cast("string"))
-        .alias("key"),
-        F.when(rejected, KIND_REJECTED).otherwise(KIND_EVENT).cast("int").alias("kind"),
-        ts_ms.alias("ts_ms"),
-        compiled.mask.alias("mask"),
-        F.array(*[F.col(f).cast("string") for f in compiled.fields])
-        .cast("array<string>")
-        .alias("values"),
-        F.when(rejected, raw).alias("raw"),
-        F.when(missing, F.lit(Reason.MISSING_FIELD.value))
-        .when(reserved, F.lit(Reason.INVALID_KEY.value))
-        .alias("reason"),
-        F.when(missing, F.concat(F.lit("field '"), missing_field, F.lit("' is null")))
-        .when(reserved, F.lit(reserved_detail(key)))
-        .alias("detail"),
-        F.when(rejected, F.col(key).cast("string")).alias("user"),
-        F.timestamp_millis(ts_ms).alias("_event_time"),
+    records = EngineRecords(
+        key=F.col(key).cast("string"),
+        ts_ms=ts_ms,
+        raw=F.when(rejected, raw),
+        reason=F.when(no_time, F.lit(Reason.MISSING_FIELD.value)).otherwise(key_reason),
+        detail=F.when(no_time, F.lit(f"field '{time}' is null")).otherwise(key_detail),
+        user=F.col(key).cast("string"),
+        rejected=rejected,
     )
-    return with_watermark(rows, compiled, options)
-
-
-def with_watermark(
-    rows: DataFrame, compiled: CompiledPattern, options: PatternOptions
-) -> DataFrame:
-    """Declares the watermark on ``_event_time`` and drops the column, so that Spark does not
-    silently filter late rows (the engine dead-letters them); then, where it cannot change a
-    match, drops events that meet no stage."""
-    delay = f"{int(options.max_out_of_orderness.total_seconds() * 1000)} milliseconds"
-    rows = rows.withWatermark("_event_time", delay)
-    if options.prefilter and compiled.prefilter_safe:
-        # After the watermark: events that meet no stage still move event time forward. The
-        # predicate names the event-time column so that Spark cannot push it below the
-        # watermark (it pushes filters that do not); that column is never null for events.
-        relevant = (F.col("mask") != 0) | (F.col("kind") != KIND_EVENT)
-        rows = rows.where(relevant | F.col("_event_time").isNull())
-    return rows.drop("_event_time")
+    return pattern_engine_rows(events, records, compiled, options)
 
 
 def _events(fields: Sequence[str]) -> Column:
