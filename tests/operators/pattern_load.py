@@ -15,10 +15,17 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from streamwarden.operators.patterns import AfterMatch, Pattern, PatternOptions, detect
+from streamwarden.operators.patterns import (
+    AfterMatch,
+    DetectResult,
+    Pattern,
+    PatternOptions,
+    detect,
+)
+from streamwarden.operators.patterns.api import compile_for, detect_rows, run_detector
 
 STEP_MS = 10 * 60_000
 HOUR_MS = 3_600_000
@@ -134,13 +141,8 @@ def stream_matches(
         .option("maxFilesPerTrigger", 1)
         .json(str(landing))
     )
-    result = detect(
-        stream,
-        two_within_30_minutes(),
-        key="key",
-        time="ts",
-        options=PatternOptions(debug_keep_empty_state=leak),
-    )
+    run = detect_leaking if leak else detect
+    result = run(stream, two_within_30_minutes(), key="key", time="ts")
     matched: list[int] = []
 
     def count_matches(batch: Any, batch_id: int) -> None:
@@ -152,6 +154,15 @@ def stream_matches(
     query = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
     query.awaitTermination()
     return query, matched
+
+
+def detect_leaking(events: DataFrame, pattern: Pattern, *, key: str, time: str) -> DetectResult:
+    """``detect`` with lesson L1's leak, on purpose: the engine keeps each key's state record
+    even when it holds nothing, so that a test can show the leak is visible. A test-only switch
+    of the compile step, never an option of the public API."""
+    options = PatternOptions()
+    compiled = compile_for(events, pattern, (), options, keep_empty_state=True)
+    return run_detector(detect_rows(events, compiled, key, time, options), compiled)
 
 
 def state_bytes(spark: SparkSession, checkpoint: Path, batch_id: int) -> int:

@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from streamwarden.config import defaults
 from streamwarden.config.spark_settings import check_conf, check_master
 from streamwarden.config.units import (
     OFF,
@@ -115,7 +116,7 @@ class SourceConfig(_Strict):
 class ValidationConfig(_Strict):
     """Checks run on every record before any state is touched (lesson L4)."""
 
-    max_pages: int = Field(default=300, ge=1)
+    max_pages: int = Field(default=defaults.MAX_PAGES, ge=1)
     max_record_bytes: Size = Field(default=64 * 1024, ge=16)
     max_user_id_length: int = Field(default=256, ge=1)
     max_future_skew: OptionalDuration = timedelta(hours=1)
@@ -124,13 +125,13 @@ class ValidationConfig(_Strict):
 class SessionsConfig(_Strict):
     """Parameters of the sessionization operator."""
 
-    gap: Duration = timedelta(minutes=30)
-    allowed_lateness: Duration = timedelta(0)
-    max_out_of_orderness: Duration = timedelta(minutes=1)
-    max_session_bytes: Size = Field(default=4 * 1000 * 1000, ge=1)
+    gap: Duration = defaults.GAP
+    allowed_lateness: Duration = defaults.ALLOWED_LATENESS
+    max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
+    max_session_bytes: Size = Field(default=defaults.MAX_SESSION_BYTES, ge=1)
     collect_urls: bool = False
-    idle_timeout: OptionalDuration = timedelta(minutes=5)
-    slow_key_threshold: OptionalDuration = timedelta(seconds=1)
+    idle_timeout: OptionalDuration = defaults.IDLE_TIMEOUT
+    slow_key_threshold: OptionalDuration = defaults.SLOW_KEY_THRESHOLD
 
     @model_validator(mode="after")
     def _positive_times(self) -> SessionsConfig:
@@ -195,12 +196,12 @@ class PatternsConfig(_Strict):
     within: Duration
     skip: SkipStrategy = "no_skip"
     skip_stage: str | None = None
-    max_out_of_orderness: Duration = timedelta(minutes=1)
-    max_partials_per_key: int = Field(default=1000, ge=1)
-    max_buffered_per_key: int = Field(default=10_000, ge=1)
+    max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
+    max_partials_per_key: int = Field(default=defaults.MAX_PARTIALS_PER_KEY, ge=1)
+    max_buffered_per_key: int = Field(default=defaults.MAX_BUFFERED_PER_KEY, ge=1)
     emit_timeouts: bool = False
-    idle_timeout: OptionalDuration = timedelta(minutes=5)
-    slow_key_threshold: OptionalDuration = timedelta(seconds=1)
+    idle_timeout: OptionalDuration = defaults.IDLE_TIMEOUT
+    slow_key_threshold: OptionalDuration = defaults.SLOW_KEY_THRESHOLD
     stages: list[PatternStageConfig] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from streamwarden.config import defaults
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.patterns.compile import compile_pattern, condition_problem
 from streamwarden.operators.patterns.pattern import Pattern
@@ -60,8 +61,8 @@ class PatternTester:
         *,
         fields: Sequence[str] = (),
         emit_timeouts: bool = False,
-        max_partials_per_key: int = 1000,
-        max_buffered_per_key: int = 10_000,
+        max_partials_per_key: int = defaults.MAX_PARTIALS_PER_KEY,
+        max_buffered_per_key: int = defaults.MAX_BUFFERED_PER_KEY,
     ) -> None:
         if not isinstance(pattern, Pattern):
             raise UsageError(

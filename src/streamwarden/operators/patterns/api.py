@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -12,20 +11,17 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from streamwarden.errors import PatternError, UsageError
-from streamwarden.operators.arguments import check_bool, check_duration, check_int, shown
-from streamwarden.operators.engine_input import (
-    KIND_EVENT,
-    KIND_REJECTED,
-    reserved_detail,
-    reserved_key,
-)
+from streamwarden.operators.arguments import shown
+from streamwarden.operators.engine_rows import EngineRecords
 from streamwarden.operators.patterns.compile import (
     CompiledPattern,
     compile_pattern,
     condition_problem,
     stage_condition,
 )
+from streamwarden.operators.patterns.options import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.operators.patterns.rows import key_rejection, pattern_engine_rows
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
 
@@ -33,67 +29,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
 
 __all__ = ["DetectResult", "PatternOptions", "detect"]
-
-
-@dataclass(frozen=True)
-class PatternOptions:
-    """How the pattern operator runs.
-
-    ``max_out_of_orderness``: how long events wait for earlier ones before the NFA consumes
-    them in event-time order (the watermark delay); an event behind the watermark when it
-    arrives is dead-lettered ``too_late``. ``max_buffered_per_key`` caps one key's events
-    waiting for the watermark; events past it are dead-lettered ``key_buffer_full`` (lesson L4).
-    ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
-    reported as ``overflow`` rows (``DetectResult.overflows``). ``emit_timeouts`` reports
-    partial matches whose window closed. ``slow_key_threshold``: the engine logs a key whose
-    work in a batch took longer. ``prefilter``: when every contiguity is relaxed, drop events
-    that meet no stage condition before the engine (they cannot change a match); off, every
-    event reaches the NFA.
-
-    Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
-    slow-key log), the caps ints, the switches bools; any other type raises
-    :class:`PatternError` naming the option. Convert a config string such as ``"1m"`` first
-    with :func:`streamwarden.config.units.parse_duration`.
-    """
-
-    max_out_of_orderness: timedelta = timedelta(minutes=1)
-    max_partials_per_key: int = 1000
-    max_buffered_per_key: int = 10_000
-    emit_timeouts: bool = False
-    slow_key_threshold: timedelta | None = timedelta(seconds=1)
-    prefilter: bool = True
-    #: Keeps each key's state record even when it holds nothing: lesson L1's leak, on purpose,
-    #: so that tests can show the leak is visible. Never set it in a pipeline.
-    debug_keep_empty_state: bool = False
-
-    def __post_init__(self) -> None:
-        self._check_types()
-        if self.max_out_of_orderness < timedelta(0):
-            raise PatternError(
-                f"max_out_of_orderness must be >= 0, got {self.max_out_of_orderness!r}"
-            )
-        for name in ("max_partials_per_key", "max_buffered_per_key"):
-            if getattr(self, name) < 1:
-                raise PatternError(f"{name} must be >= 1, got {getattr(self, name)!r}")
-
-    def _check_types(self) -> None:
-        check_duration(
-            PatternError,
-            "max_out_of_orderness",
-            self.max_out_of_orderness,
-            example="timedelta(minutes=1)",
-        )
-        check_int(PatternError, "max_partials_per_key", self.max_partials_per_key, example="1000")
-        check_int(PatternError, "max_buffered_per_key", self.max_buffered_per_key, example="10_000")
-        for name in ("emit_timeouts", "prefilter", "debug_keep_empty_state"):
-            check_bool(PatternError, name, getattr(self, name))
-        check_duration(
-            PatternError,
-            "slow_key_threshold",
-            self.slow_key_threshold,
-            example="timedelta(seconds=1)",
-            none_allowed=True,
-        )
 
 
 @dataclass(frozen=True)
@@ -168,7 +103,7 @@ def detect(
     _check_time_type(events, time)
     check_stages(events, pattern)
     compiled = compile_for(events, pattern, fields, options)
-    return run_detector(_engine_rows(events, compiled, key, time, options), compiled)
+    return run_detector(detect_rows(events, compiled, key, time, options), compiled)
 
 
 def _check_time_type(events: DataFrame, time: str) -> None:
@@ -250,9 +185,15 @@ def _check_arguments(
 
 
 def compile_for(
-    events: DataFrame, pattern: Pattern, fields: Sequence[str], options: PatternOptions
+    events: DataFrame,
+    pattern: Pattern,
+    fields: Sequence[str],
+    options: PatternOptions,
+    *,
+    keep_empty_state: bool = False,
 ) -> CompiledPattern:
-    """Compiles ``pattern`` for ``events``: numeric columns are compared as numbers."""
+    """Compiles ``pattern`` for ``events``: numeric columns are compared as numbers.
+    ``keep_empty_state`` is for tests only (see :func:`compile_pattern`)."""
     numeric = frozenset(
         f.name for f in events.schema.fields if isinstance(f.dataType, T.NumericType)
     )
@@ -264,7 +205,7 @@ def compile_for(
         max_buffered_per_key=options.max_buffered_per_key,
         emit_timeouts=options.emit_timeouts,
         slow_key_threshold=options.slow_key_threshold,
-        debug_keep_empty_state=options.debug_keep_empty_state,
+        keep_empty_state=keep_empty_state,
     )
 
 
@@ -281,60 +222,31 @@ def run_detector(rows: DataFrame, compiled: CompiledPattern) -> DetectResult:
     return DetectResult(DataFrame(jdf, spark), compiled)
 
 
-def _engine_rows(
+def detect_rows(
     events: DataFrame, compiled: CompiledPattern, key: str, time: str, options: PatternOptions
 ) -> DataFrame:
-    """The layout of ``PatternRows.java``; the watermark is declared and its column dropped so
-    that Spark does not silently filter late rows: the engine dead-letters them instead."""
+    """The engine's rows for ``events``: an event without a key or a time, or with a reserved
+    key, is rejected (a dead letter showing its ``raw``, or the event as JSON)."""
     ts_type = events.schema[time].dataType
     ts_ms: Column = (
         F.unix_millis(F.col(time))
         if isinstance(ts_type, T.TimestampType | T.TimestampNTZType | T.DateType)
         else F.col(time).cast("long")
     )
-    reserved = F.coalesce(reserved_key(F.col(key).cast("string")), F.lit(False))
-    missing = F.col(key).isNull() | ts_ms.isNull()
-    rejected = missing | reserved
+    key_rejected, key_reason, key_detail = key_rejection(key, f"field '{key}' is null")
+    no_time = F.col(key).isNotNull() & ts_ms.isNull()
+    rejected = key_rejected | ts_ms.isNull()
     raw = F.col("raw") if "raw" in events.columns else F.to_json(F.struct(*events.columns))
-    missing_field = F.when(F.col(key).isNull(), F.lit(key)).otherwise(F.lit(time))
-    rows = events.select(
-        F.when(rejected, F.concat(F.lit("\u0000rejected:"), F.pmod(F.xxhash64(raw), F.lit(8))))
-        .otherwise(F.col(key).cast("string"))
-        .alias("key"),
-        F.when(rejected, KIND_REJECTED).otherwise(KIND_EVENT).cast("int").alias("kind"),
-        ts_ms.alias("ts_ms"),
-        compiled.mask.alias("mask"),
-        F.array(*[F.col(f).cast("string") for f in compiled.fields])
-        .cast("array<string>")
-        .alias("values"),
-        F.when(rejected, raw).alias("raw"),
-        F.when(missing, F.lit(Reason.MISSING_FIELD.value))
-        .when(reserved, F.lit(Reason.INVALID_KEY.value))
-        .alias("reason"),
-        F.when(missing, F.concat(F.lit("field '"), missing_field, F.lit("' is null")))
-        .when(reserved, F.lit(reserved_detail(key)))
-        .alias("detail"),
-        F.when(rejected, F.col(key).cast("string")).alias("user"),
-        F.timestamp_millis(ts_ms).alias("_event_time"),
+    records = EngineRecords(
+        key=F.col(key).cast("string"),
+        ts_ms=ts_ms,
+        raw=F.when(rejected, raw),
+        reason=F.when(no_time, F.lit(Reason.MISSING_FIELD.value)).otherwise(key_reason),
+        detail=F.when(no_time, F.lit(f"field '{time}' is null")).otherwise(key_detail),
+        user=F.col(key).cast("string"),
+        rejected=rejected,
     )
-    return with_watermark(rows, compiled, options)
-
-
-def with_watermark(
-    rows: DataFrame, compiled: CompiledPattern, options: PatternOptions
-) -> DataFrame:
-    """Declares the watermark on ``_event_time`` and drops the column, so that Spark does not
-    silently filter late rows (the engine dead-letters them); then, where it cannot change a
-    match, drops events that meet no stage."""
-    delay = f"{int(options.max_out_of_orderness.total_seconds() * 1000)} milliseconds"
-    rows = rows.withWatermark("_event_time", delay)
-    if options.prefilter and compiled.prefilter_safe:
-        # After the watermark: events that meet no stage still move event time forward. The
-        # predicate names the event-time column so that Spark cannot push it below the
-        # watermark (it pushes filters that do not); that column is never null for events.
-        relevant = (F.col("mask") != 0) | (F.col("kind") != KIND_EVENT)
-        rows = rows.where(relevant | F.col("_event_time").isNull())
-    return rows.drop("_event_time")
+    return pattern_engine_rows(events, records, compiled, options)
 
 
 def _events(fields: Sequence[str]) -> Column:

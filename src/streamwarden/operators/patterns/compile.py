@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
+from streamwarden.config import defaults
 from streamwarden.errors import PatternError
 from streamwarden.operators.patterns.pattern import Contiguity, Pattern, Stage, StageKind
 
@@ -55,14 +56,17 @@ def compile_pattern(
     fields: Sequence[str] = (),
     numeric_fields: frozenset[str] = frozenset(),
     *,
-    max_partials_per_key: int = 1000,
-    max_buffered_per_key: int = 10_000,
+    max_partials_per_key: int = defaults.MAX_PARTIALS_PER_KEY,
+    max_buffered_per_key: int = defaults.MAX_BUFFERED_PER_KEY,
     emit_timeouts: bool = False,
     slow_key_threshold: timedelta | None = None,
-    debug_keep_empty_state: bool = False,
+    keep_empty_state: bool = False,
 ) -> CompiledPattern:
     """``fields`` are carried to the output; fields that ``where_previous`` compares are added.
-    ``numeric_fields`` are compared as numbers, the others as strings."""
+    ``numeric_fields`` are compared as numbers, the others as strings. The options are those of
+    :class:`~streamwarden.operators.patterns.PatternOptions`. ``keep_empty_state`` is for tests
+    only: the engine then keeps each key's state record even when it holds nothing, lesson L1's
+    leak on purpose, so that a test can show the leak is visible."""
     pattern.check()
     assert pattern.window is not None  # check() guarantees it
     if max_partials_per_key < 1:
@@ -89,7 +93,7 @@ def compile_pattern(
         "max_buffered_per_key": max_buffered_per_key,
         "emit_timeouts": emit_timeouts,
         "slow_key_threshold_ms": 0 if slow_key_threshold is None else _ms(slow_key_threshold),
-        "debug_keep_empty_state": debug_keep_empty_state,
+        "keep_empty_state": keep_empty_state,
     }
     bits = [
         F.when(F.coalesce(stage_condition(s), F.lit(False)), F.lit(1 << i)).otherwise(F.lit(0))

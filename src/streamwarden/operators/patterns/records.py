@@ -16,25 +16,13 @@ from pyspark.sql import functions as F
 
 from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.errors import PatternError
-from streamwarden.operators.engine_input import (
-    KIND_EVENT,
-    KIND_REJECTED,
-    KIND_TICK,
-    REJECTED_KEY_SPREAD,
-    reserved_detail,
-    reserved_key,
-)
-from streamwarden.operators.patterns.api import (
-    DetectResult,
-    PatternOptions,
-    compile_for,
-    run_detector,
-    with_watermark,
-)
+from streamwarden.operators.engine_rows import EngineRecords
+from streamwarden.operators.patterns.api import DetectResult, compile_for, run_detector
 from streamwarden.operators.patterns.compile import CompiledPattern
+from streamwarden.operators.patterns.options import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.operators.patterns.rows import key_rejection, pattern_engine_rows
 from streamwarden.validation import validate_records
-from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -73,47 +61,25 @@ def detect_validated(
                 f"{', '.join(EVENT_COLUMNS)}"
             )
     compiled = compile_for(validated, pattern, fields, options)
-    return run_detector(_engine_rows(validated, compiled, key, options), compiled)
+    return run_detector(validated_rows(validated, compiled, key, options), compiled)
 
 
-def _engine_rows(
+def validated_rows(
     validated: DataFrame, compiled: CompiledPattern, key: str, options: PatternOptions
 ) -> DataFrame:
+    """Validation's rejects, and valid events whose ``key`` is null or reserved, are rejected
+    with their reason; ticks only move event time."""
     tick = F.col("is_tick")
-    reserved = reserved_key(F.col(key).cast("string"))
-    rejected = ~tick & (F.col("reason").isNotNull() | F.col(key).isNull() | reserved)
-    spread = F.pmod(F.xxhash64("raw"), F.lit(REJECTED_KEY_SPREAD))
-    kind = F.when(tick, KIND_TICK).when(rejected, KIND_REJECTED).otherwise(KIND_EVENT)
-    timed = ~rejected
-    rows = validated.select(
-        F.when(tick, F.lit("\u0000tick"))
-        .when(rejected, F.concat(F.lit("\u0000rejected:"), spread))
-        .otherwise(F.col(key).cast("string"))
-        .alias("key"),
-        kind.cast("int").alias("kind"),
-        F.when(timed, F.col("ts_ms")).cast("long").alias("ts_ms"),
-        F.when(kind == KIND_EVENT, compiled.mask).otherwise(F.lit(0)).cast("long").alias("mask"),
-        F.array(*[F.col(f).cast("string") for f in compiled.fields])
-        .cast("array<string>")
-        .alias("values"),
-        F.col("raw"),
-        F.when(
-            rejected,
-            F.coalesce(
-                "reason",
-                F.when(reserved, F.lit(Reason.INVALID_KEY.value)),
-                F.lit(Reason.MISSING_FIELD.value),
-            ),
-        ).alias("reason"),
-        F.when(
-            rejected,
-            F.coalesce(
-                "detail",
-                F.when(reserved, F.lit(reserved_detail(key))),
-                F.lit(f"the pattern key '{key}' is null"),
-            ),
-        ).alias("detail"),
-        F.col("user_id").cast("string").alias("user"),
-        F.timestamp_millis(F.when(timed, F.col("ts_ms"))).alias("_event_time"),
+    key_rejected, key_reason, key_detail = key_rejection(key, f"the pattern key '{key}' is null")
+    rejected = ~tick & (F.col("reason").isNotNull() | key_rejected)
+    records = EngineRecords(
+        key=F.col(key).cast("string"),
+        ts_ms=F.when(~rejected, F.col("ts_ms")),
+        raw=F.col("raw"),
+        reason=F.when(rejected, F.coalesce(F.col("reason"), key_reason)),
+        detail=F.when(rejected, F.coalesce(F.col("detail"), key_detail)),
+        user=F.col("user_id").cast("string"),
+        rejected=rejected,
+        tick=tick,
     )
-    return with_watermark(rows, compiled, options)
+    return pattern_engine_rows(validated, records, compiled, options)

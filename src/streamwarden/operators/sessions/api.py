@@ -10,7 +10,12 @@ from pyspark.sql import functions as F
 
 from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.errors import UsageError
-from streamwarden.operators.engine_input import engine_input
+from streamwarden.operators.engine_rows import (
+    SESSION_PAYLOAD,
+    EngineRecords,
+    engine_rows,
+    with_watermark,
+)
 from streamwarden.operators.sessions.params import SessionParams
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation import TICK_SOURCE, validate_records
@@ -109,7 +114,7 @@ def sessionize(
         spark,
         "sessionize",
         lambda jvm: jvm.io.streamwarden.engine.Sessionizer.sessionize(
-            engine_input(validated, params.max_out_of_orderness)._jdf,
+            session_engine_rows(validated, params)._jdf,
             params.to_plan_json(),
             params.slow_key_threshold_ms,
         ),
@@ -151,6 +156,26 @@ def _check_arguments(events: object, params: object, fields: object, validation:
             ".trigger(availableNow=True); to try the session rules on a few events, use "
             "streamwarden.testing.SessionTester"
         )
+
+
+def session_engine_rows(validated: DataFrame, params: SessionParams) -> DataFrame:
+    """The engine's input (``EngineInput.java``) from the rows of ``validate_records``: rejects
+    pass through as dead letters and carry no event time (so they never move the watermark);
+    ticks only move event time. The watermark is declared and its column dropped."""
+    rejected = F.col("reason").isNotNull()
+    records = EngineRecords(
+        key=F.col("user_id"),
+        ts_ms=F.when(~rejected, F.col("ts_ms")),
+        raw=F.col("raw"),
+        reason=F.col("reason"),
+        detail=F.col("detail"),
+        user=F.col("user_id"),
+        rejected=rejected,
+        tick=F.col("is_tick"),
+    )
+    payload = (F.coalesce(F.col("page_number"), F.lit(0)).cast("long"), F.col("url"), F.col("size"))
+    rows = engine_rows(validated, records, SESSION_PAYLOAD, payload)
+    return with_watermark(rows, params.max_out_of_orderness)
 
 
 def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
+from streamwarden.config import defaults
 from streamwarden.config.model import SessionsConfig, ValidationConfig
 from streamwarden.errors import ConfigError
 from streamwarden.operators.arguments import check_bool, check_duration, check_int
@@ -39,13 +40,13 @@ class SessionParams:
     such as ``"30m"`` first with :func:`streamwarden.config.units.parse_duration`.
     """
 
-    gap: timedelta = timedelta(minutes=30)
-    allowed_lateness: timedelta = timedelta(0)
-    max_out_of_orderness: timedelta = timedelta(minutes=1)
-    max_pages: int = 300
-    max_session_bytes: int = 4_000_000
+    gap: timedelta = defaults.GAP
+    allowed_lateness: timedelta = defaults.ALLOWED_LATENESS
+    max_out_of_orderness: timedelta = defaults.MAX_OUT_OF_ORDERNESS
+    max_pages: int = defaults.MAX_PAGES
+    max_session_bytes: int = defaults.MAX_SESSION_BYTES
     collect_urls: bool = False
-    slow_key_threshold: timedelta | None = timedelta(seconds=1)
+    slow_key_threshold: timedelta | None = defaults.SLOW_KEY_THRESHOLD
 
     def __post_init__(self) -> None:
         self._check_types()

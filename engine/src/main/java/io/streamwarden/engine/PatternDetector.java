@@ -14,7 +14,7 @@ public final class PatternDetector {
   private PatternDetector() {}
 
   /**
-   * Runs the pattern given as JSON over {@code input} (laid out as {@link PatternRows}).
+   * Runs the pattern given as JSON over {@code input} (laid out as {@link EngineInput}).
    *
    * @return rows of {@link PatternRows#SCHEMA}
    */

@@ -1,5 +1,6 @@
 package io.streamwarden.engine.patterns;
 
+import io.streamwarden.engine.EngineInput;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -12,8 +13,8 @@ import java.util.List;
  * (the last ones in {@link PEvent#CONTENT_ORDER}), so a replayed batch refuses the same events.
  */
 public final class BufferCap {
-  /** Reason code of a refused event, as in the Python {@code Reason} enum. */
-  public static final String KEY_BUFFER_FULL = "key_buffer_full";
+  /** Reason code of a refused event ({@link EngineInput#KEY_BUFFER_FULL}). */
+  public static final String KEY_BUFFER_FULL = EngineInput.KEY_BUFFER_FULL;
 
   private BufferCap() {}
 

@@ -8,6 +8,7 @@ import java.util.List;
 
 /**
  * The compiled pattern, as Python's {@code streamwarden.operators.patterns.compile} writes it.
+ * Every option is in the plan: their defaults live on the Python side only.
  *
  * <p>Stage conditions are not here: Spark evaluates them natively and hands the engine one bit
  * per stage ({@code mask}). Only the comparisons with earlier matched events, which need the
@@ -149,13 +150,22 @@ public final class PatternPlan implements Serializable {
       JsonNode skip = root.get("skip");
       return new PatternPlan(stages, fields, root.get("within_ms").asLong(),
           Skip.valueOf(skip.get("kind").asText().toUpperCase()), skip.path("stage").asInt(-1),
-          root.path("max_partials_per_key").asInt(1000),
-          root.path("max_buffered_per_key").asInt(10_000),
-          root.path("emit_timeouts").asBoolean(false),
-          root.path("slow_key_threshold_ms").asLong(0),
-          root.path("debug_keep_empty_state").asBoolean(false));
+          required(root, "max_partials_per_key").asInt(),
+          required(root, "max_buffered_per_key").asInt(),
+          required(root, "emit_timeouts").asBoolean(),
+          required(root, "slow_key_threshold_ms").asLong(),
+          root.path("keep_empty_state").asBoolean(false));
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("bad pattern plan: " + e.getMessage(), e);
     }
+  }
+
+  /** The options have their defaults in Python (one place); a plan always carries them. */
+  private static JsonNode required(JsonNode node, String field) {
+    JsonNode value = node.get(field);
+    if (value == null || value.isNull()) {
+      throw new IllegalArgumentException("pattern plan lacks field '" + field + "'");
+    }
+    return value;
   }
 }

@@ -46,7 +46,8 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
   @Override
   public Iterator<Row> handleInputRows(String key, Iterator<Row> rows, TimerValues timers) {
     if (EngineInput.isControlKey(key)) {
-      return CollectionConverters.asScala(PatternRows.passThrough(rows).iterator());
+      return CollectionConverters.asScala(
+          EngineInput.passThrough(rows, PatternRows::deadLetter).iterator());
     }
     long startNs = System.nanoTime();
     long watermarkMs = timers.getCurrentWatermarkInMs();

@@ -10,25 +10,28 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import scala.collection.Iterator;
 
 /**
- * The column layouts of the pattern operator: what Python's {@code patterns.api} hands it
- * ({@link #KEY} .. {@link #USER}) and the one output schema ({@link #SCHEMA}), whose {@code kind}
- * tells a match from a timed-out partial match, a dead letter and an overflow count.
+ * The rows of the pattern operator: its view of the input ({@link EngineInput}'s layout, whose
+ * positions are named here as the pattern code reads them) and the one output schema ({@link
+ * #SCHEMA}), whose {@code kind} tells a match from a timed-out partial match, a dead letter and
+ * an overflow count.
  */
 public final class PatternRows {
-  public static final int KEY = 0;
-  public static final int KIND = 1;
-  public static final int TS_MS = 2;
-  public static final int MASK = 3;
-  public static final int VALUES = 4;
-  public static final int RAW = 5;
-  public static final int REASON = 6;
-  public static final int DETAIL = 7;
-  public static final int USER = 8;
+  public static final int KEY = EngineInput.KEY;
+  public static final int KIND = EngineInput.KIND;
+  public static final int TS_MS = EngineInput.TS_MS;
+  public static final int MASK = EngineInput.MASK;
+  public static final int VALUES = EngineInput.VALUES;
+  public static final int RAW = EngineInput.RAW;
+  public static final int REASON = EngineInput.REASON;
+  public static final int DETAIL = EngineInput.DETAIL;
+  public static final int USER = EngineInput.USER;
 
-  public static final String TOO_LATE = "too_late";
+  /** {@link EngineInput#TOO_LATE}: an event at or behind the watermark when it arrives. */
+  public static final String TOO_LATE = EngineInput.TOO_LATE;
+  /** The {@code reason} of an overflow row (not a dead letter: a count of dropped partials). */
+  public static final String PARTIAL_MATCH_CAP = "partial_match_cap";
 
   public static final StructType SCHEMA = new StructType(new StructField[] {
       field("kind", DataTypes.StringType),
@@ -64,19 +67,6 @@ public final class PatternRows {
     return new PEvent(r.getLong(TS_MS), r.getLong(MASK), v);
   }
 
-  /** Dead letters for rows that validation rejected upstream; nothing for idle ticks. */
-  public static List<Row> passThrough(Iterator<Row> rows) {
-    List<Row> out = new ArrayList<>();
-    while (rows.hasNext()) {
-      Row r = rows.next();
-      if (r.getInt(KIND) == EngineInput.KIND_REJECTED) {
-        out.add(deadLetter(r.getString(USER), r.isNullAt(TS_MS) ? null : r.getLong(TS_MS),
-            r.getString(RAW), r.getString(REASON), r.getString(DETAIL)));
-      }
-    }
-    return out;
-  }
-
   /** The record as the engine saw it, for a dead letter of an event that carried no raw. */
   public static String describe(PatternPlan plan, String key, long tsMs, String[] values) {
     com.fasterxml.jackson.databind.node.ObjectNode n =
@@ -104,7 +94,7 @@ public final class PatternRows {
   public static Row toRow(PatternPlan plan, String key, Found f) {
     if (f.kind == Found.Kind.OVERFLOW) {
       return RowFactory.create("overflow", key, null, null, null, null, null, null, null, null,
-          null, "partial_match_cap", null, f.dropped);
+          null, PARTIAL_MATCH_CAP, null, f.dropped);
     }
     Partial p = f.partial;
     List<String> stageNames = new ArrayList<>(p.events.size());

@@ -1,5 +1,6 @@
 package io.streamwarden.engine.sessions;
 
+import io.streamwarden.engine.EngineInput;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -25,9 +26,10 @@ import java.util.Map;
  * letter.
  */
 public final class SessionLogic {
-  public static final String TOO_LATE = "too_late";
-  public static final String PAGE_CAP = "session_page_cap";
-  public static final String BYTE_CAP = "session_byte_cap";
+  // The reason codes of its dead letters, as the row contract defines them.
+  public static final String TOO_LATE = EngineInput.TOO_LATE;
+  public static final String PAGE_CAP = EngineInput.SESSION_PAGE_CAP;
+  public static final String BYTE_CAP = EngineInput.SESSION_BYTE_CAP;
 
   private static final Comparator<Event> EVENT_ORDER =
       Comparator.<Event>comparingLong(e -> e.tsMs)

@@ -1,6 +1,7 @@
 package io.streamwarden.engine.sessions;
 
 import io.streamwarden.engine.EngineInput;
+import io.streamwarden.engine.EngineOutput;
 import io.streamwarden.engine.SlowWorkLog;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,7 +49,8 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
   @Override
   public Iterator<Row> handleInputRows(String key, Iterator<Row> rows, TimerValues timers) {
     if (EngineInput.isControlKey(key)) {
-      return CollectionConverters.asScala(EngineInput.passThrough(rows).iterator());
+      return CollectionConverters.asScala(
+          EngineInput.passThrough(rows, EngineOutput::deadLetter).iterator());
     }
     long startNs = System.nanoTime();
     List<Event> events = new ArrayList<>();
