@@ -43,6 +43,11 @@ final class NfaTestUtilities {
       root.put("within_ms", HOUR_MS);
       root.putObject("skip").put("kind", "no_skip").put("stage", -1);
       root.putArray("fields").add("name");
+      // a plan carries every option (their defaults live in Python): these are the tests' own
+      root.put("max_partials_per_key", 1000);
+      root.put("max_buffered_per_key", 10_000);
+      root.put("emit_timeouts", false);
+      root.put("slow_key_threshold_ms", 0);
     }
 
     private PatternBuilder add(String name, String kind, String contiguity,
