@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from streamwarden.cli.arguments import Subcommands
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.findings import Finding
 from streamwarden.errors import ConfigError
@@ -16,7 +17,7 @@ from streamwarden.errors import ConfigError
 __all__ = ["preflight", "register"]
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "doctor", help="check a pipeline config for memory, partition and state-deadline problems"
     )
