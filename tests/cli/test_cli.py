@@ -51,6 +51,17 @@ def test_a_pattern_condition_that_is_not_sql_fails_before_anything_is_announced(
     assert "running" not in captured.out  # the pipeline never ran: nothing says it does
 
 
+@pytest.mark.parametrize("command", [["run", "--once"], ["doctor"]])
+def test_a_pattern_that_cannot_be_built_fails_at_load_naming_the_stage(tmp_path, capsys, command):
+    path = tmp_path / "p.toml"
+    path.write_text(PATTERN.replace('name = "other"\n', 'name = "other"\ngreedy = true\n'))
+    (tmp_path / "landing").mkdir()
+    assert main([command[0], str(path), *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: config {str(path)!r} is invalid:")
+    assert "stages.1 ('other'): greedy() needs a looping stage" in err
+
+
 @pytest.mark.parametrize("command", [["run", "p.toml"], ["inspect", "checkpoint"]])
 def test_an_unknown_option_is_reported_with_the_usage_of_its_command(command, capsys):
     with pytest.raises(SystemExit) as caught:

@@ -12,8 +12,9 @@ from pyspark.sql import functions as F
 from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.demo_folder import replace_demo_folder
 from streamwarden.cli.logs import spark_logging_to
-from streamwarden.config import PipelineConfig, parse_config
+from streamwarden.config import PipelineConfig
 from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account_patterns, read_output
 from streamwarden.pipeline.patterns import PatternBatchStats
 from streamwarden.pipeline.steps import AnyBatchStats
@@ -30,7 +31,7 @@ SCAN = "url LIKE '/scan/%'"
 
 def patterns_demo_config(out: Path) -> PipelineConfig:
     """Two scans of different hosts by one actor within 30 minutes, skip past last event."""
-    return parse_config(
+    return parse_pipeline_config(
         {
             "name": "demo-patterns",
             "operator": "patterns",

@@ -9,8 +9,9 @@ from pathlib import Path
 from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.demo_folder import replace_demo_folder
 from streamwarden.cli.logs import spark_logging_to
-from streamwarden.config import PipelineConfig, parse_config
+from streamwarden.config import PipelineConfig
 from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account, final_sessions, read_output
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 
@@ -19,7 +20,7 @@ __all__ = ["sessions_demo_command", "sessions_demo_config"]
 
 def sessions_demo_config(out: Path) -> PipelineConfig:
     """The demo pipeline: the defaults plus 45 minutes of allowed lateness and url lists."""
-    return parse_config(
+    return parse_pipeline_config(
         {
             "name": "demo-sessions",
             "source": {"path": str(out / "landing"), "max_files_per_trigger": 1},

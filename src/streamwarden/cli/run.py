@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from streamwarden.checkpoints.run_lock import refuse_if_held
 from streamwarden.cli.doctor import preflight
 from streamwarden.cli.logs import spark_logging_to
-from streamwarden.config import load_config
 from streamwarden.errors import SourceError, UsageError
+from streamwarden.pipeline.loading import load_pipeline_config
 
 if TYPE_CHECKING:
     from streamwarden.cli.arguments import Subcommands
@@ -49,7 +49,7 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
 
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
-    config = load_config(config_path)
+    config = load_pipeline_config(config_path)
     if doctor:
         preflight(config, config_path)
     if not config.source.path.is_dir():
