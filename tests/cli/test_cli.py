@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 
@@ -93,6 +94,24 @@ def help_of(capsys, *command: str) -> str:
         main([*command, "--help"])
     assert caught.value.code == 0
     return capsys.readouterr().out
+
+
+def test_every_command_registers_its_parser_and_its_handler():
+    commands = build_parser().parse_args(["doctor", "p.toml"]).command_parsers
+    listed = ("run", "demo", "status", "report", "inspect", "rescale", "doctor", "generate")
+    assert tuple(commands) == listed  # in the order --help lists them
+    for name, parser in commands.items():
+        assert callable(parser.get_default("handler")), name
+
+
+def test_building_the_command_line_imports_no_spark():
+    # every command registers at start-up; what loads Spark waits for its handler
+    code = (
+        "import sys; from streamwarden.cli.main import build_parser; build_parser(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_the_top_level_help_is_plain_text_without_docstring_markup(capsys):
