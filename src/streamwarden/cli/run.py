@@ -6,11 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.checkpoints.run_lock import refuse_if_held
 from streamwarden.cli.doctor import preflight
 from streamwarden.cli.logs import spark_logging_to
 from streamwarden.errors import SourceError, UsageError
-from streamwarden.pipeline.loading import load_pipeline_config
 
 if TYPE_CHECKING:
     from streamwarden.cli.arguments import Subcommands
@@ -42,9 +40,11 @@ def register(commands: Subcommands) -> None:
 
 
 def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = True) -> int:
-    # Spark loads here, not at import: `streamwarden --help` and `doctor` stay fast
+    # loaded here, not at import, so that `streamwarden --help` and `doctor` stay fast
+    from streamwarden.checkpoints.run_lock import refuse_if_held
     from streamwarden.cli.console import ProgressPrinter
     from streamwarden.pipeline import Pipeline
+    from streamwarden.pipeline.loading import load_pipeline_config
     from streamwarden.pipeline.ownership import check_ownership
 
     if drain and not once:
