@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 
@@ -51,6 +52,17 @@ def test_a_pattern_condition_that_is_not_sql_fails_before_anything_is_announced(
     assert "running" not in captured.out  # the pipeline never ran: nothing says it does
 
 
+@pytest.mark.parametrize("command", [["run", "--once"], ["doctor"]])
+def test_a_pattern_that_cannot_be_built_fails_at_load_naming_the_stage(tmp_path, capsys, command):
+    path = tmp_path / "p.toml"
+    path.write_text(PATTERN.replace('name = "other"\n', 'name = "other"\ngreedy = true\n'))
+    (tmp_path / "landing").mkdir()
+    assert main([command[0], str(path), *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: config {str(path)!r} is invalid:")
+    assert "stages.1 ('other'): greedy() needs a looping stage" in err
+
+
 @pytest.mark.parametrize("command", [["run", "p.toml"], ["inspect", "checkpoint"]])
 def test_an_unknown_option_is_reported_with_the_usage_of_its_command(command, capsys):
     with pytest.raises(SystemExit) as caught:
@@ -82,6 +94,24 @@ def help_of(capsys, *command: str) -> str:
         main([*command, "--help"])
     assert caught.value.code == 0
     return capsys.readouterr().out
+
+
+def test_every_command_registers_its_parser_and_its_handler():
+    commands = build_parser().parse_args(["doctor", "p.toml"]).command_parsers
+    listed = ("run", "demo", "status", "report", "inspect", "rescale", "doctor", "generate")
+    assert tuple(commands) == listed  # in the order --help lists them
+    for name, parser in commands.items():
+        assert callable(parser.get_default("handler")), name
+
+
+def test_building_the_command_line_imports_no_spark():
+    # every command registers at start-up; what loads Spark waits for its handler
+    code = (
+        "import sys; from streamwarden.cli.main import build_parser; build_parser(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_the_top_level_help_is_plain_text_without_docstring_markup(capsys):

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from streamwarden.cli.demo import demo_command
 from streamwarden.cli.demo_folder import MARKER, replace_demo_folder
 from streamwarden.cli.demo_patterns import patterns_demo_command
+from streamwarden.cli.demo_sessions import sessions_demo_command
 from streamwarden.cli.main import main
 from streamwarden.errors import UsageError
 
@@ -44,7 +44,7 @@ def test_bad_demo_arguments_fail_before_the_out_folder_is_touched(tmp_path: Path
         main(["demo", "--events", "-5", "--out", str(earlier)])
     assert caught.value.code == 2
     with pytest.raises(UsageError, match="must be >= 1"):
-        demo_command(earlier, events=10, users=0, seed=1)
+        sessions_demo_command(earlier, events=10, users=0, seed=1)
     with pytest.raises(UsageError, match="must be >= 1"):
         patterns_demo_command(earlier, events=10, users=0, actors=1, seed=1)
     assert (earlier / "sessions").is_dir()

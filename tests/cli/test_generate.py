@@ -117,3 +117,14 @@ def test_a_pipeline_accounts_for_every_record_of_two_calls(spark, tmp_path, caps
     assert accounting.balanced, accounting.describe()
     # the second call's ~1000 records were on time, not behind the first call's watermark
     assert accounting.dead_letters.get("too_late", 0) < 100, accounting.describe()
+
+
+def test_ctrl_c_says_the_files_already_written_stay(tmp_path, monkeypatch, capsys):
+    from streamwarden.sources import generator
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(generator, "generate_traffic", interrupted)
+    assert main(["generate", str(tmp_path / "landing")]) == 130
+    assert capsys.readouterr().err == "Interrupted; files already written stay, whole.\n"

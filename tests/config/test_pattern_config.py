@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from pyspark.sql import functions as F
 
-from streamwarden.config import FieldNames, ValidationConfig, load_config, parse_config
+from streamwarden.config import FieldNames, ValidationConfig, load_config
 from streamwarden.errors import ConfigError
 from streamwarden.operators.patterns import AfterMatch, Contiguity
 from streamwarden.operators.patterns.from_config import (
@@ -18,6 +18,7 @@ from streamwarden.operators.patterns.from_config import (
 )
 from streamwarden.operators.patterns.pattern import StageKind
 from streamwarden.operators.patterns.records import validated_events
+from streamwarden.pipeline.loading import load_pipeline_config, parse_pipeline_config
 from tests.config.test_loader import MINIMAL, write
 
 PATTERN = """
@@ -60,7 +61,7 @@ BEGIN = {"name": "a", "contiguity": "begin", "where": "page_number = 1"}
 
 
 def test_a_pattern_config_loads_with_its_defaults_and_paths_resolved(tmp_path):
-    config = load_config(write(tmp_path, PATTERN))
+    config = load_pipeline_config(write(tmp_path, PATTERN))
     assert config.operator == "patterns"
     p = config.patterns
     assert p is not None
@@ -79,7 +80,7 @@ def test_an_existing_sessions_config_still_means_the_sessions_operator(tmp_path)
 
 
 def test_the_declared_pattern_is_built_stage_by_stage():
-    config = parse_config(
+    config = parse_pipeline_config(
         stages(
             BEGIN,
             {
@@ -184,7 +185,7 @@ def test_the_declared_pattern_is_built_stage_by_stage():
 )
 def test_pattern_mistakes_fail_at_load_naming_the_setting(data, expected):
     with pytest.raises(ConfigError) as caught:
-        parse_config(data)
+        parse_pipeline_config(data)
     assert expected in str(caught.value)
 
 
@@ -199,7 +200,7 @@ def events(spark):
 def conditions(events, *wheres: str):
     entries = [{**BEGIN, "where": wheres[0]}]
     entries += [{"name": f"s{i}", "where": w} for i, w in enumerate(wheres[1:], 1)]
-    config = parse_config(stages(*entries))
+    config = parse_pipeline_config(stages(*entries))
     assert config.patterns is not None
     return compile_conditions(config.patterns, events)
 

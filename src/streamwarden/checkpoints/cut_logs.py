@@ -24,7 +24,6 @@ from pathlib import Path
 
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
-from streamwarden.errors import NotACheckpointError
 from streamwarden.sinks.parquet import batch_dir_name
 
 __all__ = ["CutLog", "cut_log_fix", "cut_logs"]
@@ -40,13 +39,10 @@ class CutLog:
 
 def cut_logs(config: PipelineConfig) -> list[CutLog]:
     """The cut log files of ``config``'s checkpoint (none when there is no checkpoint yet)."""
-    try:
-        files = CheckpointFiles(config.checkpoint.path)
-        cut = files.cut_logs()
-    except NotACheckpointError:
+    files = CheckpointFiles.existing(config.checkpoint.path)
+    if files is None:
         return []
-    if not cut:
-        return []
+    cut = files.cut_logs()
     offsets, commits = files.offset_batches(), files.committed_batches()
     cut_commits = {int(p.name) for p in cut if p.parent.name == "commits"}
     out = []

@@ -73,6 +73,15 @@ class CheckpointFiles:
                 f"or metadata{hint}; pass the folder given to the query as checkpointLocation"
             )
 
+    @classmethod
+    def existing(cls, path: Path) -> CheckpointFiles | None:
+        """The checkpoint at ``path``, or None if there is none yet: no folder, or one made
+        ahead of a first run (what a pipeline's ``checkpoint.path`` holds before it runs)."""
+        try:
+            return cls(path)
+        except NotACheckpointError:
+            return None
+
     # -- logs ---------------------------------------------------------------------------------
 
     def query_id(self) -> str | None:
@@ -86,6 +95,10 @@ class CheckpointFiles:
 
     def committed_batches(self) -> list[int]:
         return _numbered(self.path / "commits")
+
+    def last_planned(self) -> int | None:
+        batches = self.offset_batches()
+        return batches[-1] if batches else None
 
     def last_committed(self) -> int | None:
         batches = self.committed_batches()

@@ -1,12 +1,29 @@
-"""Argument types shared by the commands, so that a bad number is a usage error at once, before
-Spark starts, rather than an error from deep inside it."""
+"""What the commands share on the command line: the ``register`` contract every command module
+follows, and argument types, so that a bad number is a usage error at once, before Spark starts,
+rather than an error from deep inside it."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Protocol, TypeAlias
 
-__all__ = ["at_least", "fraction_below"]
+__all__ = ["Command", "Subcommands", "at_least", "fraction_below"]
+
+#: What ``register`` adds a command's parser to: ``streamwarden``'s sub-commands.
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+class Command(Protocol):
+    """A command module (``streamwarden.cli.<command>``), as :mod:`streamwarden.cli.main` sees it.
+
+    ``register`` adds the command's parser and sets its ``handler``, a function from the parsed
+    arguments to the exit code; an interrupted command may also set ``interrupted``, the line
+    printed on Ctrl-C. A module stays cheap to import: whatever loads Spark is imported inside
+    its handler, so that ``--help``, ``--version`` and ``doctor`` stay fast.
+    """
+
+    def register(self, commands: Subcommands) -> None: ...
 
 
 def at_least(minimum: int) -> Callable[[str], int]:

@@ -1,97 +1,92 @@
-"""``streamwarden demo``: generated pageviews -> sessions on local Spark, with live progress."""
+"""``streamwarden demo [sessions|patterns]``: generated traffic through a pipeline on local Spark.
+
+The two variants live in :mod:`streamwarden.cli.demo_sessions` and
+:mod:`streamwarden.cli.demo_patterns`, loaded (with Spark) only when the demo runs.
+"""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from streamwarden.cli.console import ProgressPrinter
-from streamwarden.cli.demo_folder import replace_demo_folder
-from streamwarden.cli.main import log_to_file
-from streamwarden.config import PipelineConfig, parse_config
-from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.outputs import account, final_sessions, read_output
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
-from streamwarden.spark.logs import file_logging_conf
-from streamwarden.spark.session import build_spark_session
+from streamwarden.cli.arguments import at_least
 
-__all__ = ["demo_command", "demo_config"]
+if TYPE_CHECKING:
+    from streamwarden.cli.arguments import Subcommands
+
+__all__ = ["register"]
 
 
-def demo_config(out: Path) -> PipelineConfig:
-    """The demo pipeline: the defaults plus 45 minutes of allowed lateness and url lists."""
-    return parse_config(
-        {
-            "name": "demo-sessions",
-            "source": {"path": str(out / "landing"), "max_files_per_trigger": 1},
-            "sessions": {"allowed_lateness": "45m", "collect_urls": True},
-            "sinks": {
-                "sessions": {"path": str(out / "sessions")},
-                "dead_letters": {"path": str(out / "dead_letters")},
-            },
-            "checkpoint": {"path": str(out / "checkpoint")},
-            "spark": {"shuffle_partitions": 2},
-        },
-        origin="demo",
+def register(commands: Subcommands) -> None:
+    parser = commands.add_parser(
+        "demo", help="generate traffic and sessionize it (or find patterns in it) on local Spark"
     )
+    parser.add_argument(
+        "variant",
+        nargs="?",
+        choices=("sessions", "patterns"),
+        default="sessions",
+        help="sessions (default), or patterns: actors scanning hosts, matched live",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("demo-output"),
+        help="working folder, emptied first if an earlier demo made it (default: demo-output)",
+    )
+    parser.add_argument(
+        "--events",
+        type=at_least(1),
+        default=60_000,
+        help="pageview records to generate, a few of them late, too late or malformed (default: "
+        "%(default)s); patterns adds the actors' scans",
+    )
+    parser.add_argument(
+        "--users",
+        type=at_least(1),
+        default=1_000,
+        help="users the pageviews come from (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=7,
+        help="random seed; the same seed and options generate the same files (default: "
+        "%(default)s)",
+    )
+    parser.add_argument(
+        "--actors",
+        type=at_least(0),
+        default=40,
+        help="scanning actors (patterns; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--batches",
+        type=at_least(1),
+        default=30,
+        help="input files to split the records into, each read as one micro-batch (default: "
+        "%(default)s); the run adds a few batches with no input, in which the watermark moves "
+        "and the final drain tick closes every state",
+    )
+    parser.set_defaults(handler=demo_command)
 
 
-def demo_command(out: Path, *, events: int, users: int, seed: int, batches: int = 30) -> int:
-    out = out.resolve()
-    config = demo_config(out)
-    spec = TrafficSpec(
-        users=users,
-        events=events,
-        rate_per_second=users / 600,
-        seed=seed,
-        # late: mostly arrives after its session closed (gap 30m), within the allowed lateness
-        late_fraction=0.02,
-        late_delay=(timedelta(minutes=45), timedelta(minutes=70)),
-        too_late_fraction=0.005,
-        too_late_delay=timedelta(hours=2),
-        malformed_fraction=0.01,
-        files=batches,  # the records, scans included: one file per micro-batch
+def demo_command(args: argparse.Namespace) -> int:
+    """Runs the chosen variant; exit 1 if its accounting does not balance."""
+    if args.variant == "patterns":
+        from streamwarden.cli.demo_patterns import patterns_demo_command
+
+        return patterns_demo_command(
+            args.out,
+            events=args.events,
+            users=args.users,
+            actors=args.actors,
+            seed=args.seed,
+            batches=args.batches,
+        )
+    from streamwarden.cli.demo_sessions import sessions_demo_command
+
+    return sessions_demo_command(
+        args.out, events=args.events, users=args.users, seed=args.seed, batches=args.batches
     )
-    replace_demo_folder(out)  # after the arguments are checked
-    summary = generate_traffic(spec, config.source.path)
-    print(
-        f"generated {summary.records:,} records ({summary.events:,} pageviews of "
-        f"{summary.distinct_users:,} users, {sum(summary.malformed.values()):,} malformed, "
-        f"{summary.late:,} late, {summary.too_late:,} too late) in {len(summary.files)} files "
-        f"under {config.source.path}"
-    )
-    log_file = out / "spark.log"
-    log_to_file(log_file)
-    spark = build_spark_session(
-        app_name="streamwarden-demo",
-        master=config.spark.master,
-        shuffle_partitions=config.spark.shuffle_partitions,
-        extra_conf=file_logging_conf(log_file),
-        jvm_output=log_file,
-    )
-    print(
-        f"starting local Spark (log: {log_file}); sessionizing with gap 30m, allowed lateness "
-        "45m, then draining so every session closes\n",
-        flush=True,
-    )
-    Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter(config))
-    assert config.sinks.sessions is not None
-    sessions_path = config.sinks.sessions.path
-    revisions = read_output(spark, sessions_path)
-    if revisions is not None:
-        print("\nsome sessions (final revisions):")
-        final_sessions(revisions).orderBy("session_start", "user_id").select(
-            "user_id",
-            "session_start",
-            "session_end",
-            "page_count",
-            "revision",
-            "first_url",
-            "last_url",
-        ).show(5, truncate=False)
-        updated = revisions.where("revision > 0").count()
-        print(f"{updated:,} session updates came from late events (revision > 0)")
-    accounting = account(spark, sessions_path, config.sinks.dead_letters.path, summary.records)
-    print(f"\naccounting: {accounting.describe()}")
-    print(f"outputs: {sessions_path} and {config.sinks.dead_letters.path}")
-    return 0 if accounting.balanced else 1

@@ -11,16 +11,15 @@ from pyspark.sql import functions as F
 
 from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.demo_folder import replace_demo_folder
-from streamwarden.cli.main import log_to_file
-from streamwarden.config import PipelineConfig, parse_config
+from streamwarden.cli.logs import spark_logging_to
+from streamwarden.config import PipelineConfig
 from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account_patterns, read_output
 from streamwarden.pipeline.patterns import PatternBatchStats
 from streamwarden.pipeline.steps import AnyBatchStats
 from streamwarden.sinks.parquet import batch_dir_name
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
-from streamwarden.spark.logs import file_logging_conf
-from streamwarden.spark.session import build_spark_session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -32,7 +31,7 @@ SCAN = "url LIKE '/scan/%'"
 
 def patterns_demo_config(out: Path) -> PipelineConfig:
     """Two scans of different hosts by one actor within 30 minutes, skip past last event."""
-    return parse_config(
+    return parse_pipeline_config(
         {
             "name": "demo-patterns",
             "operator": "patterns",
@@ -115,13 +114,11 @@ def patterns_demo_command(
         f"in {len(summary.files)} files under {config.source.path}"
     )
     log_file = out / "spark.log"
-    log_to_file(log_file)
-    spark = build_spark_session(
+    spark = spark_logging_to(
+        log_file,
         app_name="streamwarden-demo-patterns",
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
-        extra_conf=file_logging_conf(log_file),
-        jvm_output=log_file,
     )
     print(
         f"starting local Spark (log: {log_file}); pattern: a scan, then a scan of a different "

@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from streamwarden.cli.arguments import Subcommands
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.findings import Finding
 from streamwarden.errors import ConfigError
@@ -16,7 +17,7 @@ from streamwarden.errors import ConfigError
 __all__ = ["preflight", "register"]
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "doctor", help="check a pipeline config for memory, partition and state-deadline problems"
     )
@@ -30,10 +31,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def doctor_command(args: argparse.Namespace) -> int:
-    from streamwarden.config import load_config
     from streamwarden.doctor import Severity, diagnose, render_findings
+    from streamwarden.pipeline.loading import load_pipeline_config
 
-    config = load_config(args.config)
+    config = load_pipeline_config(args.config)
     findings = diagnose(config)
     if args.plan:
         findings += _plan_findings(config)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from streamwarden.cli.arguments import at_least, fraction_below
+from streamwarden.cli.arguments import Subcommands, at_least, fraction_below
 from streamwarden.errors import UsageError
 
 __all__ = ["register"]
@@ -37,7 +37,7 @@ class Written:
     latest_mtime: float = 0.0
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "generate",
         help="write generated pageviews (with late and malformed records) into a landing folder",
@@ -67,7 +67,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--malformed", type=below_half, default=0.01, help="fraction of bad records (%(default)s)"
     )
-    parser.set_defaults(handler=generate_command)
+    parser.set_defaults(
+        handler=generate_command, interrupted="Interrupted; files already written stay, whole."
+    )
 
 
 def generate_command(args: argparse.Namespace) -> int:

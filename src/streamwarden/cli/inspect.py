@@ -6,12 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
-from streamwarden.cli.arguments import at_least
+from streamwarden.cli.arguments import Subcommands, at_least
 
 __all__ = ["register"]
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "inspect",
         help="show a checkpoint's operators, state rows and bytes, key ages and leak suspects",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-__all__ = ["add_parser", "report_command"]
+from streamwarden.cli.arguments import Subcommands
+
+__all__ = ["register", "report_command"]
 
 
-def add_parser(commands: Any) -> None:
+def register(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "report", help="chart a progress log: input, durations, state rows, checkpoint bytes"
     )

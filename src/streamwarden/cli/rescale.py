@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from streamwarden.cli.arguments import at_least
+from streamwarden.cli.arguments import Subcommands, at_least
 
 __all__ = ["register"]
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "rescale", help="repartition a stopped query's state into N partitions (offline)"
     )

@@ -1,4 +1,4 @@
-"""``streamwarden run CONFIG``."""
+"""``streamwarden run CONFIG``: a pipeline from its config file, once or until interrupted."""
 
 from __future__ import annotations
 
@@ -6,28 +6,50 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.checkpoints.run_lock import refuse_if_held
-from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.doctor import preflight
-from streamwarden.cli.main import log_to_file
-from streamwarden.config import load_config
+from streamwarden.cli.logs import spark_logging_to
 from streamwarden.errors import SourceError, UsageError
-from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.ownership import check_ownership
-from streamwarden.spark.logs import file_logging_conf
-from streamwarden.spark.session import build_spark_session
 
 if TYPE_CHECKING:
+    from streamwarden.cli.arguments import Subcommands
     from streamwarden.config.model import PipelineConfig
     from streamwarden.monitoring import QueryMonitor
 
-__all__ = ["run_command"]
+__all__ = ["register", "run_command"]
+
+
+def register(commands: Subcommands) -> None:
+    parser = commands.add_parser("run", help="run a pipeline from its config file")
+    parser.add_argument("config", type=Path, help="pipeline config (.toml or .yaml)")
+    parser.add_argument(
+        "--once", action="store_true", help="process what is in the source now, then stop"
+    )
+    parser.add_argument(
+        "--drain",
+        action="store_true",
+        help="with --once: then close every session (end of a finite input)",
+    )
+    parser.add_argument(
+        "--skip-doctor", action="store_true", help="start even if streamwarden doctor finds errors"
+    )
+    parser.set_defaults(
+        handler=lambda args: run_command(
+            args.config, once=args.once, drain=args.drain, doctor=not args.skip_doctor
+        )
+    )
 
 
 def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = True) -> int:
+    # loaded here, not at import, so that `streamwarden --help` and `doctor` stay fast
+    from streamwarden.checkpoints.run_lock import refuse_if_held
+    from streamwarden.cli.console import ProgressPrinter
+    from streamwarden.pipeline import Pipeline
+    from streamwarden.pipeline.loading import load_pipeline_config
+    from streamwarden.pipeline.ownership import check_ownership
+
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
-    config = load_config(config_path)
+    config = load_pipeline_config(config_path)
     if doctor:
         preflight(config, config_path)
     if not config.source.path.is_dir():
@@ -40,14 +62,12 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
     refuse_if_held(config.checkpoint.path, f"pipeline {config.name!r}")
     if config.checkpoint.path.is_dir():
         check_ownership(config)
-    log_file = config.checkpoint.path.parent / f"{config.name}.log"
-    log_to_file(log_file)
-    spark = build_spark_session(
+    spark = spark_logging_to(
+        _log_file(config),
         app_name=f"streamwarden-{config.name}",
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
-        extra_conf={**file_logging_conf(log_file), **config.spark.conf},
-        jvm_output=log_file,
+        conf=config.spark.conf,
     )
     printer = ProgressPrinter(config)
     Pipeline(config, spark).run(
@@ -56,11 +76,16 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
     return 0
 
 
+def _log_file(config: PipelineConfig) -> Path:
+    """Where a pipeline's Spark log goes: beside its checkpoint, named after the pipeline."""
+    return config.checkpoint.path.parent / f"{config.name}.log"
+
+
 def _announce(config: PipelineConfig, config_path: Path) -> Callable[[QueryMonitor | None], None]:
     """Prints what runs once the query has started, so that a pipeline that cannot start (a
     bad pattern condition, say) shows only its error. Every sink is named, the dead letters
     too: that is where a record that went missing from the outputs is to be found."""
-    log_file = config.checkpoint.path.parent / f"{config.name}.log"
+    log_file = _log_file(config)
     outputs = ", ".join(
         [
             *(

@@ -5,14 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streamwarden.cli.arguments import Subcommands
+
 if TYPE_CHECKING:
     from streamwarden.monitoring.progress_log import BatchRecord
     from streamwarden.monitoring.status import PipelineStatus
 
-__all__ = ["add_parser", "format_status", "status_command"]
+__all__ = ["format_status", "register", "status_command"]
 
 
-def add_parser(commands: Any) -> None:
+def register(commands: Subcommands) -> None:
     parser = commands.add_parser(
         "status", help="show what a running pipeline is doing (batch, slowest task, threads)"
     )

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import ConfigError
 
-__all__ = ["load_config", "parse_config"]
+__all__ = ["invalid_config", "load_config", "parse_config"]
 
 
 def load_config(path: str | Path) -> PipelineConfig:
@@ -48,30 +48,17 @@ def load_config(path: str | Path) -> PipelineConfig:
 
 
 def parse_config(data: dict[str, Any], *, origin: str = "<config>") -> PipelineConfig:
-    """Validates a config given as a dict (as from TOML)."""
+    """Validates a config given as a dict (as from TOML). What only an operator can check (a
+    declared pattern's structure) is checked by :mod:`streamwarden.pipeline.loading`."""
     try:
-        config = PipelineConfig.model_validate(data)
+        return PipelineConfig.model_validate(data)
     except ValidationError as exc:
-        problems = [_describe(err, data) for err in exc.errors()]
-        raise ConfigError(
-            f"config {origin!r} is invalid:\n" + "\n".join(f"  - {p}" for p in problems)
-        ) from None
-    if config.patterns is not None:
-        _check_pattern_structure(config, origin)
-    return config
+        raise invalid_config(origin, [_describe(err, data) for err in exc.errors()]) from None
 
 
-def _check_pattern_structure(config: PipelineConfig, origin: str) -> None:
-    """Builds the declared pattern with stand-in conditions, so that structural mistakes (a
-    quantifier where none fits, an unknown stage in ``previous``...) fail at load time. The
-    ``where`` expressions are compiled when the pipeline starts, where Spark is available."""
-    from streamwarden.operators.patterns.from_config import pattern_from_config
-
-    assert config.patterns is not None
-    try:
-        pattern_from_config(config.patterns)
-    except ConfigError as exc:
-        raise ConfigError(f"config {origin!r} is invalid:\n  - {exc}") from None
+def invalid_config(origin: str, problems: list[str]) -> ConfigError:
+    """The error for a config with ``problems``, one line each under the config's name."""
+    return ConfigError(f"config {origin!r} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
 def _describe(err: Any, data: dict[str, Any]) -> str:

@@ -1,5 +1,23 @@
-"""The pipeline runner: source -> validation -> operator -> sinks, with one checkpoint."""
+"""The pipeline runner: source -> validation -> operator -> sinks, with one checkpoint.
 
-from streamwarden.pipeline.runner import Pipeline, RunResult
+``Pipeline`` and ``RunResult`` load on first use (they bring Spark), so that loading and checking
+a pipeline's config (:mod:`streamwarden.pipeline.loading`) stays fast for ``doctor``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from streamwarden.pipeline.runner import Pipeline, RunResult
 
 __all__ = ["Pipeline", "RunResult"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module("streamwarden.pipeline.runner"), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import ConfigError
 
@@ -107,9 +108,8 @@ def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
 
 
 def _last_planned_batch(checkpoint: Path) -> int | None:
-    offsets = checkpoint / "offsets"
-    ids = [int(f.name) for f in offsets.iterdir() if f.name.isdigit()] if offsets.is_dir() else []
-    return max(ids, default=None)
+    files = CheckpointFiles.existing(checkpoint)
+    return None if files is None else files.last_planned()
 
 
 def _batch_ids(sink: Path) -> list[int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -10,11 +9,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from streamwarden.checkpoints.cut_logs import cut_log_fix, cut_logs
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
-from streamwarden.errors import NotACheckpointError, PipelineError
+from streamwarden.doctor.checkpoint import failure_advice
+from streamwarden.errors import PipelineError
 from streamwarden.pipeline.idle import IdleTicker, write_tick
 from streamwarden.pipeline.interrupt import stop_requested_on_interrupt
 from streamwarden.pipeline.ownership import check_ownership
@@ -180,7 +179,9 @@ class Pipeline:
         # a run with no new input knows only the checkpoint's watermark, which trails the
         # latest event time by the watermark delay
         delay_ms = int(watermark_delay(self.config).total_seconds() * 1000)
-        latest = max([*seen, checkpoint_watermark_ms(self.config.checkpoint.path) + delay_ms])
+        checkpoint = CheckpointFiles.existing(self.config.checkpoint.path)
+        watermark_ms = 0 if checkpoint is None else checkpoint.watermark_ms()
+        latest = max([*seen, watermark_ms + delay_ms])
         return latest + horizon_ms
 
     def _run(
@@ -225,33 +226,9 @@ class Pipeline:
         """One line saying what failed and what to do. A failure inside the batch writer
         reaches Spark as a Python traceback; the writer kept its own cause."""
         cause = (self._writer.failure if self._writer else None) or spark_message
-        checkpoint = str(self.config.checkpoint.path)
-        orphans = _orphan_checksums(self.config.checkpoint.path)
-        cut = cut_logs(self.config)
-        if cut:  # Spark: "Incomplete log file", or "next on empty iterator"
-            advice = (
-                f"{', '.join(str(c.path) for c in cut)} is cut short (empty, or missing the "
-                f"lines Spark writes), as a power loss can leave it: {cut_log_fix(cut)}"
-            )
-        elif "FileNotFoundException" in cause and checkpoint in cause:
-            advice = (
-                "the checkpoint lacks a file it needs (damaged or partly deleted): restore it "
-                "from a copy, or start over on a new checkpoint.path with new sink folders"
-            )
-        elif _CONCURRENT in cause and orphans:
-            # the run lock rules out a second run: Spark tripped over a checksum file, such as
-            # the .N.crc of a commits/N deleted by hand (doctor finds those before a run)
-            advice = (
-                "no other query uses the checkpoint (this run holds its lock): Spark tripped "
-                "over a log file's checksum left behind, as when a commit was deleted by hand. "
-                f"Delete {', '.join(map(str, orphans))} and run again: it resumes from the "
-                "checkpoint"
-            )
-        else:
-            advice = "Fix the cause and run again: it resumes from the checkpoint"
         return (
             f"pipeline {self.config.name!r} failed: {cause}; the full trace is in the Spark "
-            f"log. {advice}"
+            f"log. {failure_advice(self.config, cause)}"
         )
 
     def _report(
@@ -279,17 +256,6 @@ class Pipeline:
                     now_ms(), user_input_rows(progress, self.config), max_event_ms(progress)
                 )
         return seen
-
-
-#: Spark's message when it cannot write a log file that (it thinks) another query wrote.
-_CONCURRENT = "Multiple streaming queries are concurrently using"
-
-
-def _orphan_checksums(checkpoint: Path) -> list[Path]:
-    try:
-        return CheckpointFiles(checkpoint).orphan_checksums()
-    except NotACheckpointError:
-        return []
 
 
 def _await(query: StreamingQuery, seconds: float) -> bool:
@@ -324,13 +290,3 @@ def max_event_ms(progress: dict[str, Any]) -> int | None:
     if not text:
         return None
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
-
-
-def checkpoint_watermark_ms(checkpoint: Path) -> int:
-    """The watermark recorded with the checkpoint's latest planned batch (0 if none)."""
-    offsets = checkpoint / "offsets"
-    batches = [int(p.name) for p in offsets.glob("[0-9]*") if p.name.isdigit()]
-    if not batches:
-        return 0
-    lines = (offsets / str(max(batches))).read_text(encoding="utf-8").splitlines()
-    return int(json.loads(lines[1]).get("batchWatermarkMs", 0))

@@ -1,0 +1,48 @@
+"""A pipeline's config, loaded and then checked by its operator, before Spark starts.
+
+:mod:`streamwarden.config` checks what a config can check alone (types, units, which sections go
+together); it does not import the operators, which sit above it. A declared pattern is built by
+its operator, with stand-in conditions, here: so a pattern that cannot be built (a quantifier
+where none fits, an unknown stage in ``previous``...) fails at load, with the config named, and
+not when the query starts. The ``where`` expressions are compiled when the pipeline starts,
+where Spark is available.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from streamwarden.config import PipelineConfig, load_config, parse_config
+from streamwarden.config.loader import invalid_config
+from streamwarden.errors import ConfigError
+
+__all__ = ["check_with_operator", "load_pipeline_config", "parse_pipeline_config"]
+
+
+def load_pipeline_config(path: str | Path) -> PipelineConfig:
+    """:func:`~streamwarden.config.load_config`, then :func:`check_with_operator`."""
+    config = load_config(path)
+    check_with_operator(config, origin=str(path))
+    return config
+
+
+def parse_pipeline_config(data: dict[str, Any], *, origin: str = "<config>") -> PipelineConfig:
+    """:func:`~streamwarden.config.parse_config`, then :func:`check_with_operator`."""
+    config = parse_config(data, origin=origin)
+    check_with_operator(config, origin=origin)
+    return config
+
+
+def check_with_operator(config: PipelineConfig, *, origin: str) -> None:
+    """Raises :class:`ConfigError` (naming ``origin`` and the stage) if the operator cannot be
+    built from ``config``. Only patterns need it; a sessions config is checked whole by
+    :mod:`streamwarden.config`."""
+    if config.patterns is None:
+        return
+    from streamwarden.operators.patterns.from_config import pattern_from_config
+
+    try:
+        pattern_from_config(config.patterns)
+    except ConfigError as exc:
+        raise invalid_config(origin, [str(exc)]) from None
