@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from streamwarden.config.model import PipelineConfig
 from streamwarden.monitoring.summary import epoch_ms
 from streamwarden.pipeline.batch_writer import BatchStats
-from streamwarden.pipeline.patterns import PatternBatchStats
+from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.pipeline.runner import user_input_rows
 from streamwarden.pipeline.steps import AnyBatchStats
 

@@ -15,7 +15,7 @@ from streamwarden.cli.main import log_to_file
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account_patterns, read_output
-from streamwarden.pipeline.patterns import PatternBatchStats
+from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.pipeline.steps import AnyBatchStats
 from streamwarden.sinks.parquet import batch_dir_name
 from streamwarden.sources.generator import TrafficSpec, generate_traffic

@@ -19,7 +19,7 @@ from streamwarden.pipeline.batch_writer import (
     SessionBatchWriter,
     observed_counts,
 )
-from streamwarden.pipeline.patterns import PatternBatchStats, patterns_step
+from streamwarden.operators.patterns.step import PatternBatchStats, patterns_step
 from streamwarden.sinks import ParquetBatchSink
 
 if TYPE_CHECKING:
