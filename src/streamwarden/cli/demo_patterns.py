@@ -13,10 +13,10 @@ from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.demo_folder import replace_demo_folder
 from streamwarden.cli.main import log_to_file
 from streamwarden.config import PipelineConfig, parse_config
+from streamwarden.operators.base import BatchStats
+from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account_patterns, read_output
-from streamwarden.operators.patterns.step import PatternBatchStats
-from streamwarden.pipeline.steps import AnyBatchStats
 from streamwarden.sinks.parquet import batch_dir_name
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from streamwarden.spark.logs import file_logging_conf
@@ -74,7 +74,7 @@ class LiveMatches:
         self.printer = printer
         self.events = 0
 
-    def __call__(self, progress: dict[str, Any], stats: AnyBatchStats | None) -> None:
+    def __call__(self, progress: dict[str, Any], stats: BatchStats | None) -> None:
         self.printer(progress, stats)
         if not isinstance(stats, PatternBatchStats):
             return
