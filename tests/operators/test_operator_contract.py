@@ -65,3 +65,12 @@ def test_the_state_identity_of_patterns_is_the_pattern_layout_without_the_condit
     assert [s["name"] for s in layout["stages"]] == ["scan", "other"]
     assert all("where" not in s for s in layout["stages"])
     assert operator_of(configs["sessions"]).state_identity(configs["sessions"]) == {}
+
+
+@pytest.mark.parametrize("name", sorted(OBSERVED))
+def test_outputs_that_hold_nothing_balance_no_input_and_nothing_else(configs, name):
+    operator = operator_of(configs[name])
+    empty = dict.fromkeys(configs[name].sinks.configured())
+    assert operator.account(empty, 0, []).balanced
+    unbalanced = operator.account(empty, 3, [])
+    assert not unbalanced.balanced and "NOT BALANCED" in unbalanced.describe()

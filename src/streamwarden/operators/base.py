@@ -3,8 +3,8 @@ need from an operator, and the registry that finds one by the config's ``operato
 
 An operator is one object (:class:`Operator`) in its own package, registered at the end of
 its module with ``OPERATORS.register`` (and imported by ``streamwarden.operators``). Its
-config section is ``[<name>]``, a model in ``config.model`` that also declares the operator's
-outputs (:class:`~streamwarden.config.model.OperatorSection`); the config checks those at load.
+config section is ``[<name>]``, a model in ``config.sections`` that also declares the
+operator's outputs (:class:`~streamwarden.config.sections.OperatorSection`), checked at load.
 Everything else about the operator is here: its step over the source's records, its per-batch
 stats, its watermark delay and drain horizon, what its checkpoint's state depends on, and how
 its outputs account for the records that went in. Nothing outside its package branches on the
@@ -32,8 +32,11 @@ __all__ = [
     "OPERATORS",
     "Accounting",
     "BatchStats",
+    "Batches",
     "Operator",
     "OperatorStep",
+    "Outputs",
+    "account_run",
     "operator_of",
     "writer_for",
 ]
@@ -77,6 +80,11 @@ class OperatorStep:
     writer: BatchWriter
 
 
+#: What each configured sink holds, by sink name (None: nothing yet).
+Outputs = Mapping[str, "DataFrame | None"]
+Batches = Sequence[BatchStats]
+
+
 class Operator(Protocol):
     """One stateful operator of a pipeline, selected by ``operator = <name>``."""
 
@@ -115,15 +123,10 @@ class Operator(Protocol):
         """The batch's counts from its progress; None if it carries none."""
         ...
 
-    def account(
-        self,
-        spark: SparkSession,
-        config: PipelineConfig,
-        input_records: int,
-        batches: Sequence[BatchStats],
-    ) -> Accounting:
-        """Reconciles a run's outputs with the ``input_records`` that went in; ``batches`` are
-        the stats of the run's batches, for what only the run observed."""
+    def account(self, outputs: Outputs, records: int, batches: Batches) -> Accounting:
+        """Reconciles a run's ``outputs`` (as :func:`account_run` reads them back) with the
+        ``records`` that went in; ``batches`` are the stats of the run's batches, for what
+        only the run observed."""
         ...
 
 
@@ -145,6 +148,17 @@ def writer_for(config: PipelineConfig, selectors: Mapping[str, Select]) -> Batch
 
 #: The operators, by the name ``operator`` gives; each registers itself in its own module.
 OPERATORS: Registry[Operator] = Registry("operator", "operators")
+
+
+def account_run(
+    spark: SparkSession, config: PipelineConfig, records: int, batches: Batches = ()
+) -> Accounting:
+    """Reconciles the outputs of ``config``'s pipeline, read back from every configured sink,
+    with the ``records`` that went in."""
+    outputs = {
+        name: open_sink(name, sink).read(spark) for name, sink in config.sinks.configured().items()
+    }
+    return operator_of(config).account(outputs, records, batches)
 
 
 def operator_of(config: PipelineConfig) -> Operator:

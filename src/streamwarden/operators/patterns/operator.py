@@ -7,18 +7,16 @@ as the run observed them (see ``step``), since an event ends in any number of ma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from streamwarden.operators.base import OPERATORS, BatchStats, OperatorStep
+from streamwarden.operators.base import OPERATORS, Batches, OperatorStep, Outputs
 from streamwarden.operators.patterns.accounting import PatternAccounting, reconcile_patterns
 from streamwarden.operators.patterns.from_config import pattern_from_config
 from streamwarden.operators.patterns.step import PatternBatchStats, patterns_step
-from streamwarden.sinks.base import open_sink
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
     from streamwarden.config.model import PatternsConfig, PipelineConfig
 
@@ -73,20 +71,10 @@ class PatternsOperator:
     def stats_from_progress(self, progress: dict[str, Any]) -> PatternBatchStats | None:
         return PatternBatchStats.from_progress(progress)
 
-    def account(
-        self,
-        spark: SparkSession,
-        config: PipelineConfig,
-        input_records: int,
-        batches: Sequence[BatchStats],
-    ) -> PatternAccounting:
-        sinks = config.sinks.configured()
-        frames = tuple(
-            open_sink(name, sinks[name]).read(spark) if name in sinks else None
-            for name in ("matches", "timeouts", "dead_letters")
-        )
+    def account(self, outputs: Outputs, records: int, batches: Batches) -> PatternAccounting:
         events = sum(b.events for b in batches if isinstance(b, PatternBatchStats))
-        return reconcile_patterns((frames[0], frames[1], frames[2]), input_records, events)
+        frames = (outputs.get("matches"), outputs.get("timeouts"), outputs.get("dead_letters"))
+        return reconcile_patterns(frames, records, events)
 
 
 OPERATORS.register(PatternsOperator.name, PatternsOperator())

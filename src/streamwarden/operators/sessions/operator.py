@@ -7,7 +7,6 @@ letter, so ``records = events in final sessions + dead letters``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -17,8 +16,9 @@ from pyspark.sql import functions as F
 
 from streamwarden.operators.base import (
     OPERATORS,
-    BatchStats,
+    Batches,
     OperatorStep,
+    Outputs,
     writer_for,
 )
 from streamwarden.operators.observed import (
@@ -29,10 +29,9 @@ from streamwarden.operators.observed import (
 from streamwarden.operators.sessions.accounting import Accounting, reconcile
 from streamwarden.operators.sessions.api import dead_letter_rows, session_rows, sessionize
 from streamwarden.operators.sessions.params import SessionParams
-from streamwarden.sinks.base import open_sink
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
     from streamwarden.config.model import PipelineConfig
 
@@ -110,19 +109,8 @@ class SessionsOperator:
     def stats_from_progress(self, progress: dict[str, Any]) -> SessionBatchStats | None:
         return SessionBatchStats.from_progress(progress)
 
-    def account(
-        self,
-        spark: SparkSession,
-        config: PipelineConfig,
-        input_records: int,
-        batches: Sequence[BatchStats],
-    ) -> Accounting:
-        sinks = config.sinks.configured()
-        return reconcile(
-            open_sink("sessions", sinks["sessions"]).read(spark),
-            open_sink("dead_letters", sinks["dead_letters"]).read(spark),
-            input_records,
-        )
+    def account(self, outputs: Outputs, records: int, batches: Batches) -> Accounting:
+        return reconcile(outputs.get("sessions"), outputs.get("dead_letters"), records)
 
 
 OPERATORS.register(SessionsOperator.name, SessionsOperator())
