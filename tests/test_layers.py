@@ -1,8 +1,10 @@
 """Layers point one way: a package imports its own layer and the layers below, never above, and
 no module imports itself back through others.
 
-Read from the source with ``ast`` (nothing is imported), counting every import: at the top, in a
-function (a lazy import is still a dependency) and under ``TYPE_CHECKING``.
+Read from the source with ``ast`` (nothing is imported), counting every import that runs: at the
+top and in a function (a lazy import is still a dependency). Imports under ``TYPE_CHECKING`` do
+not count: a contract may name a higher layer's type in an annotation (``sinks/base.py`` takes a
+``SinkConfig``) without depending on it when it runs.
 """
 
 from __future__ import annotations
@@ -20,22 +22,23 @@ PACKAGE = SOURCE / "streamwarden"
 #: and what imports it put it; "root" is ``streamwarden/__init__.py``, the public API, which
 #: re-exports from every layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
-    ("config", "spark"),  # typed settings; the SparkSession and JVM plumbing
+    ("errors", "registry", "spark", "_engine"),  # errors, the name registry, Spark plumbing
+    ("sources", "sinks"),  # contracts and their kinds: the config checks its kinds against them
+    ("config",),  # typed settings
     ("validation",),  # raw records -> validated events or dead letters
-    ("operators", "sources", "sinks", "checkpoints"),  # each a contract and its implementations
-    ("monitoring", "doctor", "testing"),  # watch, diagnose and test what the layers below do
+    ("operators", "testing"),  # the operator contract, each operator, and their testers
+    ("checkpoints", "monitoring", "doctor"),  # read, watch and diagnose what runs
     ("pipeline",),  # source -> validation -> operator -> sinks, watched and diagnosed
     ("cli", "root"),
 )
 
+#: Modules that sit above their package's layer: the traffic generator uses validation's
+#: reasons to label the records it spoils on purpose.
+MODULE_LAYERS: dict[str, str] = {"streamwarden.sources.generator": "validation"}
+
 #: Imports that still point up, each with where it is being fixed; an entry that no longer
 #: occurs fails the test, so that the list only shrinks.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("streamwarden.monitoring.summary", "streamwarden.pipeline.batch_writer"): (
-        "issue 16 part 4: monitoring/summary.py stops importing the pipeline"
-    ),
-}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 
 
 def module_name(path: Path) -> str:
@@ -51,7 +54,17 @@ def imports(module: str) -> Iterator[str]:
     import c`` names ``a.b.c`` if that is a module, else ``a.b``."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for statement in block.body
+        for node in ast.walk(statement)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name.split(".")[0] == "streamwarden")
         elif isinstance(node, ast.ImportFrom):
@@ -74,6 +87,10 @@ def package_of(module: str) -> str:
 LAYER_OF = {package: i for i, layer in enumerate(LAYERS) for package in layer}
 
 
+def layer_of(module: str) -> int:
+    return LAYER_OF[MODULE_LAYERS.get(module, package_of(module))]
+
+
 def test_every_package_has_a_layer():
     unplaced = sorted({package_of(m) for m in MODULES} - set(LAYER_OF))
     assert not unplaced, f"add {unplaced} to LAYERS in {Path(__file__).name}"
@@ -84,7 +101,9 @@ def test_no_package_imports_a_higher_layer():
         (module, target)
         for module in MODULES
         for target in imports(module)
-        if LAYER_OF.get(package_of(target), -1) > LAYER_OF.get(package_of(module), -1)
+        if package_of(target) in LAYER_OF
+        and package_of(module) in LAYER_OF
+        and layer_of(target) > layer_of(module)
     }
     new = sorted(upward - set(KNOWN_UPWARD))
     assert not new, "imports pointing to a higher layer:\n" + "\n".join(

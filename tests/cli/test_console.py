@@ -12,8 +12,8 @@ from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.run import _announce
 from streamwarden.config import load_config
 from streamwarden.config.model import PipelineConfig
-from streamwarden.pipeline.batch_writer import BatchStats
-from streamwarden.pipeline.patterns import PatternBatchStats
+from streamwarden.operators.patterns.step import PatternBatchStats
+from streamwarden.operators.sessions.operator import SessionBatchStats as BatchStats
 from streamwarden.pipeline.runner import ticks_dir
 from tests.config.test_loader import MINIMAL, write
 from tests.config.test_pattern_config import PATTERN

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from streamwarden.config import FieldNames, ValidationConfig, load_config
 from streamwarden.errors import ConfigError
+from streamwarden.operators.base import operator_of
 from streamwarden.operators.patterns import AfterMatch, Contiguity
 from streamwarden.operators.patterns.from_config import (
     compile_conditions,
@@ -71,7 +72,7 @@ def test_a_pattern_config_loads_with_its_defaults_and_paths_resolved(tmp_path):
     assert config.sinks.matches is not None
     assert config.sinks.matches.path == tmp_path / "out" / "matches"
     assert config.sinks.timeouts is None and config.sinks.sessions is None
-    assert config.idle_timeout == p.idle_timeout == timedelta(minutes=5)
+    assert operator_of(config).idle_timeout(config) == p.idle_timeout == timedelta(minutes=5)
 
 
 def test_an_existing_sessions_config_still_means_the_sessions_operator(tmp_path):

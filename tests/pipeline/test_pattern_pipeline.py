@@ -11,9 +11,9 @@ import pytest
 
 from streamwarden.monitoring import read_progress_log
 from streamwarden.monitoring.progress_log import progress_dir
+from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
-from streamwarden.pipeline.patterns import PatternBatchStats
 from tests.support import T0, pageview, pattern_pipeline_config, write_batches
 
 pytestmark = pytest.mark.spark

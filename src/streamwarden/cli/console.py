@@ -5,12 +5,10 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from streamwarden.config.model import PipelineConfig
+from streamwarden.config.model import OPERATOR_SECTIONS, PipelineConfig
 from streamwarden.monitoring.summary import epoch_ms
-from streamwarden.pipeline.batch_writer import BatchStats
-from streamwarden.pipeline.patterns import PatternBatchStats
+from streamwarden.operators.base import BatchStats
 from streamwarden.pipeline.runner import user_input_rows
-from streamwarden.pipeline.steps import AnyBatchStats
 
 __all__ = ["ProgressPrinter"]
 
@@ -21,10 +19,11 @@ COUNT = 9
 
 class ProgressPrinter:
     """Prints batches as they complete, and keeps running totals for the summary. The
-    pipeline's operator chooses the line: sessions out, or matches and timeouts out.
+    outputs of the pipeline's operator are counted on the line (as its config section declares
+    them: sessions out, or matches and timeouts out).
 
-    ``in`` counts the records read from the landing source: the idle and drain ticks that move
-    event time forward are read by the same query, but they are not input records (README,
+    ``in`` counts the records read from the pipeline's source: the idle and drain ticks that
+    move event time forward are read by the same query, but they are not input records (README,
     "Ticks are not input records"). The watermark is ``-`` until the query has one; Spark
     reports the epoch (1970-01-01) then, and the progress log records ``null``.
     """
@@ -32,29 +31,22 @@ class ProgressPrinter:
     def __init__(self, config: PipelineConfig, out: TextIO | None = None) -> None:
         self.config = config
         self.out = out or sys.stdout  # read now, not at import: tests swap sys.stdout
-        self.operator = config.operator
+        self.counted = OPERATOR_SECTIONS[config.operator].all_outputs()
         self.rows_in = 0
-        self.sessions = 0
-        self.matches = 0
-        self.timeouts = 0
+        #: Rows written so far per counted output.
+        self.outputs = dict.fromkeys(self.counted, 0)
         self.dead_letters = 0
 
-    def __call__(self, progress: dict[str, Any], stats: AnyBatchStats | None) -> None:
+    def __call__(self, progress: dict[str, Any], stats: BatchStats | None) -> None:
         rows = user_input_rows(progress, self.config)
         self.rows_in += rows
         state = sum(int(op.get("numRowsTotal", 0)) for op in progress.get("stateOperators", []))
         dead = sum(stats.dead_letters.values()) if stats else 0
         self.dead_letters += dead
-        if self.operator == "patterns":
-            matches = stats.matches if isinstance(stats, PatternBatchStats) else 0
-            timeouts = stats.timeouts if isinstance(stats, PatternBatchStats) else 0
-            self.matches += matches
-            self.timeouts += timeouts
-            outputs = f"matches +{matches:<{COUNT},} | timeouts +{timeouts:<{COUNT},}"
-        else:
-            sessions = stats.session_rows if isinstance(stats, BatchStats) else 0
-            self.sessions += sessions
-            outputs = f"sessions +{sessions:<{COUNT},}"
+        counts = stats.output_counts() if stats else {}
+        for name in self.counted:
+            self.outputs[name] += counts.get(name, 0)
+        outputs = " | ".join(f"{n} +{counts.get(n, 0):<{COUNT},}" for n in self.counted)
         took = progress.get("durationMs", {}).get("triggerExecution", 0) / 1000
         print(
             f"batch {progress['batchId']:>5} | in {rows:>{COUNT},} | {outputs} "

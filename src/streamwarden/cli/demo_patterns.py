@@ -13,11 +13,11 @@ from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.demo_folder import replace_demo_folder
 from streamwarden.cli.logs import spark_logging_to
 from streamwarden.config import PipelineConfig
+from streamwarden.operators.base import BatchStats
+from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account_patterns, read_output
-from streamwarden.pipeline.patterns import PatternBatchStats
-from streamwarden.pipeline.steps import AnyBatchStats
 from streamwarden.sinks.parquet import batch_dir_name
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 
@@ -73,7 +73,7 @@ class LiveMatches:
         self.printer = printer
         self.events = 0
 
-    def __call__(self, progress: dict[str, Any], stats: AnyBatchStats | None) -> None:
+    def __call__(self, progress: dict[str, Any], stats: BatchStats | None) -> None:
         self.printer(progress, stats)
         if not isinstance(stats, PatternBatchStats):
             return

@@ -1,37 +1,37 @@
-"""The pipeline configuration: frozen, typed, validated at load time; unknown keys are errors."""
+"""The pipeline configuration: frozen, typed, validated at load time; unknown keys are errors.
+
+The operator sections are in ``config.sections`` and the shared value types in
+``config.types``; both are re-exported here, where a config's whole shape is read."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    model_validator,
-)
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from streamwarden.config import defaults
-from streamwarden.config.spark_settings import check_conf, check_master
-from streamwarden.config.units import (
-    OFF,
-    format_duration,
-    off_or,
-    parse_duration,
-    parse_memory,
-    parse_size,
+from streamwarden.config.sections import (
+    OPERATOR_SECTIONS,
+    OperatorSection,
+    PatternsConfig,
+    PatternStageConfig,
+    PreviousConfig,
+    SessionsConfig,
 )
+from streamwarden.config.spark_settings import check_conf, check_master
+from streamwarden.config.types import ConfigPath, Duration, OptionalDuration, Size, Strict
+from streamwarden.config.units import off_or, parse_memory
+from streamwarden.sinks.base import SINK_KINDS
+from streamwarden.sources.base import SOURCE_KINDS
 
 __all__ = [
+    "OPERATOR_SECTIONS",
     "CheckpointConfig",
     "Duration",
     "FieldNames",
     "MonitoringConfig",
+    "OperatorSection",
     "PatternStageConfig",
     "PatternsConfig",
     "PipelineConfig",
@@ -44,20 +44,6 @@ __all__ = [
     "SparkConfig",
     "ValidationConfig",
 ]
-
-Duration = Annotated[
-    timedelta, BeforeValidator(parse_duration), PlainSerializer(format_duration, return_type=str)
-]
-Size = Annotated[int, BeforeValidator(parse_size)]
-Memory = Annotated[int, BeforeValidator(parse_memory)]
-#: A duration that ``"off"`` (or YAML's null) turns off.
-OptionalDuration = Annotated[
-    timedelta | None,
-    BeforeValidator(off_or(parse_duration)),
-    PlainSerializer(lambda v: OFF if v is None else format_duration(v), return_type=str),
-]
-#: A file system path; given as text in a config file.
-ConfigPath = Annotated[Path, Field(strict=False)]
 
 
 def _container_memory(value: object) -> int | None:
@@ -90,12 +76,7 @@ def _spark_conf_values(value: object) -> object:
     }
 
 
-class _Strict(BaseModel):
-    # strict: "yes" is not a boolean, nor "4" a number; paths, durations and sizes are parsed.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class FieldNames(_Strict):
+class FieldNames(Strict):
     """Names of the pageview fields in the input records."""
 
     user_id: str = "user_id"
@@ -104,16 +85,18 @@ class FieldNames(_Strict):
     url: str = "url"
 
 
-class SourceConfig(_Strict):
-    """A landing directory that producers drop JSON-lines or Parquet files into."""
+class SourceConfig(Strict):
+    """Where the records come from: ``kind`` names a registered source (``streamwarden.sources``);
+    ``files`` (the default) is a landing directory that producers drop JSON-lines or Parquet
+    files into."""
 
-    kind: Literal["files"] = "files"
+    kind: Annotated[str, AfterValidator(SOURCE_KINDS.check)] = "files"
     path: ConfigPath
     format: Literal["jsonl", "parquet"] = "jsonl"
     max_files_per_trigger: int | None = Field(default=None, ge=1)
 
 
-class ValidationConfig(_Strict):
+class ValidationConfig(Strict):
     """Checks run on every record before any state is touched (lesson L4)."""
 
     max_pages: int = Field(default=defaults.MAX_PAGES, ge=1)
@@ -122,124 +105,15 @@ class ValidationConfig(_Strict):
     max_future_skew: OptionalDuration = timedelta(hours=1)
 
 
-class SessionsConfig(_Strict):
-    """Parameters of the sessionization operator."""
+class SinkConfig(Strict):
+    """Where one output goes: ``kind`` names a registered sink (``streamwarden.sinks``);
+    ``parquet`` (the default) directories are written exactly once per batch."""
 
-    gap: Duration = defaults.GAP
-    allowed_lateness: Duration = defaults.ALLOWED_LATENESS
-    max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
-    max_session_bytes: Size = Field(default=defaults.MAX_SESSION_BYTES, ge=1)
-    collect_urls: bool = False
-    idle_timeout: OptionalDuration = defaults.IDLE_TIMEOUT
-    slow_key_threshold: OptionalDuration = defaults.SLOW_KEY_THRESHOLD
-
-    @model_validator(mode="after")
-    def _positive_times(self) -> SessionsConfig:
-        if self.gap <= timedelta(0):
-            raise ValueError(f"sessions.gap must be > 0, got {format_duration(self.gap)!r}")
-        if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
-            raise ValueError("sessions.idle_timeout must be > 0, or 'off' to turn it off")
-        return self
-
-
-class PreviousConfig(_Strict):
-    """A condition on an earlier stage's event: this event's ``field`` ``op`` that one's."""
-
-    field: str
-    op: Literal["==", "!=", "<", "<=", ">", ">="]
-    stage: str
-
-
-Contiguity = Literal[
-    "begin", "next", "followed_by", "followed_by_any", "not_next", "not_followed_by"
-]
-
-
-class PatternStageConfig(_Strict):
-    """One stage of a pattern. ``where`` is a Spark SQL boolean expression over the validated
-    event columns (``user_id``, ``event_time``, ``ts_ms``, ``page_number``, ``url``, ``size``,
-    ``raw``); it is compiled when the pipeline starts. Quantifiers: ``times`` (with
-    ``times_max`` for a range), ``one_or_more``, ``optional``, ``greedy``, ``consecutive``."""
-
-    name: str
-    contiguity: Contiguity = "followed_by"
-    where: str
-    times: int | None = Field(default=None, ge=1)
-    times_max: int | None = Field(default=None, ge=1)
-    one_or_more: bool = False
-    optional: bool = False
-    greedy: bool = False
-    consecutive: bool = False
-    previous: list[PreviousConfig] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _one_quantifier(self) -> PatternStageConfig:
-        if self.times_max is not None and self.times is None:
-            raise ValueError(f"stage {self.name!r}: times_max needs times (the minimum)")
-        if self.one_or_more and self.times is not None:
-            raise ValueError(f"stage {self.name!r}: use either times or one_or_more, not both")
-        return self
-
-
-SkipStrategy = Literal[
-    "no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"
-]
-
-
-class PatternsConfig(_Strict):
-    """A keyed pattern over the validated events (operator ``patterns``). ``key`` is a
-    validated column (default ``user_id``); ``fields`` are carried into each matched event of
-    the output. Every partial match is dropped at its first event + ``within`` (lesson L3)."""
-
-    key: str = "user_id"
-    fields: list[str] = Field(default_factory=lambda: ["url"])
-    within: Duration
-    skip: SkipStrategy = "no_skip"
-    skip_stage: str | None = None
-    max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
-    max_partials_per_key: int = Field(default=defaults.MAX_PARTIALS_PER_KEY, ge=1)
-    max_buffered_per_key: int = Field(default=defaults.MAX_BUFFERED_PER_KEY, ge=1)
-    emit_timeouts: bool = False
-    idle_timeout: OptionalDuration = defaults.IDLE_TIMEOUT
-    slow_key_threshold: OptionalDuration = defaults.SLOW_KEY_THRESHOLD
-    stages: list[PatternStageConfig] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> PatternsConfig:
-        if self.within <= timedelta(0):
-            raise ValueError(f"patterns.within must be > 0, got {format_duration(self.within)!r}")
-        if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
-            raise ValueError("patterns.idle_timeout must be > 0, or 'off' to turn it off")
-        if self.stages[0].contiguity != "begin":
-            raise ValueError(
-                f"the first stage {self.stages[0].name!r} must have contiguity = 'begin'"
-            )
-        for stage in self.stages[1:]:
-            if stage.contiguity == "begin":
-                raise ValueError(
-                    f"stage {stage.name!r}: only the first stage may be 'begin'; use next, "
-                    "followed_by, followed_by_any, not_next or not_followed_by"
-                )
-        names = [s.name for s in self.stages]
-        needs_stage = self.skip in ("skip_to_first", "skip_to_last")
-        if needs_stage and self.skip_stage not in names:
-            raise ValueError(
-                f"patterns.skip = {self.skip!r} needs skip_stage naming a stage "
-                f"({', '.join(names)}), got {self.skip_stage!r}"
-            )
-        if not needs_stage and self.skip_stage is not None:
-            raise ValueError("patterns.skip_stage only goes with skip_to_first or skip_to_last")
-        return self
-
-
-class SinkConfig(_Strict):
-    """Where one output goes. Parquet directories are written exactly once per batch."""
-
-    kind: Literal["parquet"] = "parquet"
+    kind: Annotated[str, AfterValidator(SINK_KINDS.check)] = "parquet"
     path: ConfigPath
 
 
-class SinksConfig(_Strict):
+class SinksConfig(Strict):
     """The outputs: ``sessions`` for the sessions operator; ``matches`` (and optionally
     ``timeouts``) for the patterns operator; ``dead_letters`` for both."""
 
@@ -259,14 +133,14 @@ class SinksConfig(_Strict):
         return {name: sink for name, sink in named.items() if sink is not None}
 
 
-class CheckpointConfig(_Strict):
+class CheckpointConfig(Strict):
     """Where the query's checkpoint lives: offsets, commits and the state store. Keep it with
     the outputs: a run resumes from it, and ``inspect`` and ``rescale`` read it."""
 
     path: ConfigPath
 
 
-class SparkConfig(_Strict):
+class SparkConfig(Strict):
     """Where and how Spark runs. ``master`` and the ``conf`` values streamwarden reads itself
     are checked at load (:mod:`streamwarden.config.spark_settings`)."""
 
@@ -278,7 +152,7 @@ class SparkConfig(_Strict):
     ] = Field(default_factory=dict)
 
 
-class MonitoringConfig(_Strict):
+class MonitoringConfig(Strict):
     """What the running pipeline reports about itself (lessons L9, L11, L13, L14, L15).
 
     The progress log is rotated at ``progress_log_max_size``, keeping ``progress_log_keep``
@@ -306,7 +180,7 @@ class MonitoringConfig(_Strict):
     slow_log_interval: Duration = timedelta(minutes=1)
 
 
-class ResourcesConfig(_Strict):
+class ResourcesConfig(Strict):
     """What the pipeline runs in; ``streamwarden doctor`` checks Spark's settings against it.
 
     ``container_memory`` is the memory limit of the container (or machine) of the process that
@@ -320,12 +194,13 @@ class ResourcesConfig(_Strict):
     cores: int | None = Field(default=None, ge=1)
 
 
-class PipelineConfig(_Strict):
+class PipelineConfig(Strict):
     """A whole pipeline: source -> validation -> operator -> sinks, checkpointed. The operator
-    is ``sessions`` (the default) or ``patterns`` (which needs a ``[patterns]`` section)."""
+    is ``sessions`` (the default) or ``patterns`` (which needs a ``[patterns]`` section); each
+    operator's section is the field of its name, registered in :data:`OPERATOR_SECTIONS`."""
 
     name: str = "sessions"
-    operator: Literal["sessions", "patterns"] = "sessions"
+    operator: Annotated[str, AfterValidator(OPERATOR_SECTIONS.check)] = "sessions"
     source: SourceConfig
     fields: FieldNames = FieldNames()
     validation: ValidationConfig = ValidationConfig()
@@ -338,33 +213,31 @@ class PipelineConfig(_Strict):
     resources: ResourcesConfig = ResourcesConfig()
 
     @model_validator(mode="after")
-    def _sinks_fit_the_operator(self) -> PipelineConfig:
-        sinks = self.sinks
-        if self.operator == "sessions":
-            if sinks.sessions is None:
-                raise ValueError("operator 'sessions' needs [sinks.sessions] with a path")
-            for name in ("matches", "timeouts"):
-                if getattr(sinks, name) is not None:
-                    raise ValueError(f"sinks.{name} is for operator = 'patterns'; remove it")
-            if self.patterns is not None:
-                raise ValueError("[patterns] needs operator = 'patterns' at the top level")
-            return self
-        if self.patterns is None:
-            raise ValueError("operator 'patterns' needs a [patterns] section with its stages")
-        if sinks.matches is None:
-            raise ValueError("operator 'patterns' needs [sinks.matches] with a path")
-        if sinks.sessions is not None:
-            raise ValueError("sinks.sessions is for operator = 'sessions'; remove it")
-        if self.patterns.emit_timeouts != (sinks.timeouts is not None):
-            raise ValueError(
-                "patterns.emit_timeouts = true and [sinks.timeouts] go together: set both "
-                "to write timed-out partial matches, or neither"
-            )
+    def _sections_and_sinks_fit_the_operator(self) -> PipelineConfig:
+        operator = self.operator
+        section = self.operator_section
+        if section is None:
+            needs = OPERATOR_SECTIONS[operator].needs
+            raise ValueError(f"operator {operator!r} needs a [{operator}] section with {needs}")
+        configured = self.sinks.configured()
+        for name in section.outputs:
+            if name not in configured:
+                raise ValueError(f"operator {operator!r} needs [sinks.{name}] with a path")
+        others = [name for name in OPERATOR_SECTIONS.names() if name != operator]
+        for other in others:
+            for name in OPERATOR_SECTIONS[other].all_outputs():
+                if name in configured:
+                    raise ValueError(f"sinks.{name} is for operator = {other!r}; remove it")
+        for other in others:
+            # a section with defaults is always there; one without is given for its operator
+            if type(self).model_fields[other].default is None and getattr(self, other):
+                raise ValueError(f"[{other}] needs operator = {other!r} at the top level")
+        section.check_sinks(configured)
         return self
 
     @property
-    def idle_timeout(self) -> timedelta | None:
-        """The operator's idle timeout: how long quiet input waits before event time moves."""
-        if self.operator == "patterns" and self.patterns is not None:
-            return self.patterns.idle_timeout
-        return self.sessions.idle_timeout
+    def operator_section(self) -> OperatorSection | None:
+        """The section of the configured operator (None if a section it needs is missing)."""
+        section = getattr(self, self.operator, None)
+        assert section is None or isinstance(section, OperatorSection)
+        return section

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from streamwarden.pipeline.batch_writer import observed_dead_letters
+from streamwarden.operators.observed import observed_dead_letters
 
 __all__ = ["BatchSummary", "OperatorSummary", "epoch_ms"]
 

@@ -1,5 +1,17 @@
-"""Stateful operators: functions over DataFrames whose per-key logic runs in the Java engine."""
+"""Stateful operators: functions over DataFrames whose per-key logic runs in the Java engine,
+and the pipeline operators built on them (contract and registry in ``base``; one module per
+operator, ``<operator>/operator.py``, imported here so that it registers)."""
 
+from streamwarden.operators.base import OPERATORS, Operator, operator_of
+from streamwarden.operators.patterns import operator as _patterns_operator  # noqa: F401
 from streamwarden.operators.sessions import SessionizeResult, SessionParams, sessionize
+from streamwarden.operators.sessions import operator as _sessions_operator  # noqa: F401
 
-__all__ = ["SessionParams", "SessionizeResult", "sessionize"]
+__all__ = [
+    "OPERATORS",
+    "Operator",
+    "SessionParams",
+    "SessionizeResult",
+    "operator_of",
+    "sessionize",
+]

@@ -5,6 +5,9 @@ and their state, open forever. When no event has arrived for ``idle_timeout`` of
 the ticker writes a control record whose event time is the last seen maximum event time plus the
 processing time that has passed since. The record is keyed apart from users, touches no state,
 and is not an input record for accounting; it only raises the watermark, so that timers fire.
+
+The ticks are a second stream of the same query, read beside whatever source the config names
+(:func:`read_records`), so that every kind of source gets them.
 """
 
 from __future__ import annotations
@@ -14,10 +17,17 @@ import os
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from streamwarden.validation import TICK_FIELD
+from streamwarden.sources.base import source_of
+from streamwarden.validation import TICK_FIELD, TICK_SOURCE
 
-__all__ = ["IdleTicker", "write_tick"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from streamwarden.config.model import SourceConfig
+
+__all__ = ["IdleTicker", "read_records", "read_ticks", "write_tick"]
 
 
 @dataclass
@@ -58,3 +68,23 @@ def write_tick(ticks_dir: Path, event_time_ms: int) -> Path:
     tmp.write_text(json.dumps({TICK_FIELD: str(event_time_ms)}) + "\n", encoding="utf-8")
     os.replace(tmp, final)
     return final
+
+
+def read_ticks(spark: SparkSession, ticks_dir: Path) -> DataFrame:
+    """The control records :func:`write_tick` writes, marked by a true ``TICK_SOURCE`` column:
+    validation takes only these rows as ticks."""
+    from pyspark.sql import functions as F
+
+    ticks_dir.mkdir(parents=True, exist_ok=True)
+    return spark.readStream.text(str(ticks_dir)).select(
+        F.col("value").alias("raw"), F.lit(True).alias(TICK_SOURCE)
+    )
+
+
+def read_records(spark: SparkSession, source: SourceConfig, ticks_dir: Path) -> DataFrame:
+    """A pipeline's input: the source's records and the idle ticks as ``raw``, each row marked
+    by the boolean ``TICK_SOURCE`` column with the stream it came from."""
+    from pyspark.sql import functions as F
+
+    records = source_of(source).read(spark, source).withColumn(TICK_SOURCE, F.lit(False))
+    return records.unionByName(read_ticks(spark, ticks_dir))

@@ -20,36 +20,31 @@ run compares with it. A checkpoint from before this record is adopted as it is.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import ConfigError
+from streamwarden.operators import operator_of
+from streamwarden.sinks.base import open_sink
+from streamwarden.sources.base import source_of
 
 __all__ = ["IDENTITY_FILE", "check_ownership", "identity"]
 
 IDENTITY_FILE = "pipeline.json"
-_BATCH_DIR = re.compile(r"^batch_id=(\d+)$")
+#: The keys of an identity besides the operator's own (``Operator.state_identity``).
+_PIPELINE_KEYS = ("operator", "source")
 
 
 def identity(config: PipelineConfig) -> dict[str, Any]:
-    """What a checkpoint's content depends on: operator, source, and the pattern's layout."""
-    ident: dict[str, Any] = {
+    """What a checkpoint's content depends on: the operator and what its state depends on
+    (e.g. a pattern's layout), and the source (``Source.identity``)."""
+    return {
         "operator": config.operator,
-        "source": {"path": str(config.source.path.resolve()), "format": config.source.format},
+        "source": source_of(config.source).identity(config.source),
+        **operator_of(config).state_identity(config),
     }
-    if config.patterns is not None:
-        p = config.patterns
-        ident["pattern"] = {
-            "key": p.key,
-            "fields": list(p.fields),
-            # a stage's `where` may change: it decides which events a stage takes, not what
-            # the stored partial matches hold
-            "stages": [s.model_dump(mode="json", exclude={"where"}) for s in p.stages],
-        }
-    return ident
 
 
 def check_ownership(config: PipelineConfig) -> None:
@@ -76,23 +71,20 @@ def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str
             f"sessions or partial matches lost); set operator back, or {fresh}"
         )
     if recorded.get("source") != current["source"]:
+        source = source_of(config.source)
         old, new = recorded.get("source") or {}, current["source"]
         raise ConfigError(
-            f"{where} has read source {old.get('path')!r} ({old.get('format')}), but the config "
-            f"reads {new['path']!r} ({new['format']}): Spark tracks the files it read per path, "
-            f"so every file of the new one would be read again; set source back, or {fresh}"
+            f"{where} has read source {source.describe(old)}, but the config reads "
+            f"{source.describe(new)}: {source.change_effect}; set source back, or {fresh}"
         )
-    if recorded.get("pattern") != current.get("pattern"):
-        raise ConfigError(
-            f"{where} holds partial matches of another pattern (its stages, quantifiers, "
-            "comparisons, key or fields differ from the config's; only a stage's `where` may "
-            f"change): they would be read under the new stages; set the pattern back, or {fresh}"
-        )
+    state = [k for k in {*recorded, *current} - set(_PIPELINE_KEYS)]
+    if any(recorded.get(k) != current.get(k) for k in state):
+        raise ConfigError(f"{where} {operator_of(config).state_change}, or {fresh}")
 
 
 def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
     for name, sink in config.sinks.configured().items():
-        written = _batch_ids(sink.path)
+        written = open_sink(name, sink).written_batches()
         if written and (planned is None or max(written) > planned):
             state = (
                 "has planned no batch yet"
@@ -111,8 +103,3 @@ def _last_planned_batch(checkpoint: Path) -> int | None:
     files = CheckpointFiles.existing(checkpoint)
     return None if files is None else files.last_planned()
 
-
-def _batch_ids(sink: Path) -> list[int]:
-    if not sink.is_dir():
-        return []
-    return [int(m.group(1)) for f in sink.iterdir() if (m := _BATCH_DIR.match(f.name))]

@@ -14,18 +14,11 @@ from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.checkpoint import failure_advice
 from streamwarden.errors import PipelineError
-from streamwarden.pipeline.idle import IdleTicker, write_tick
+from streamwarden.operators import operator_of
+from streamwarden.operators.base import BatchStats, OperatorStep
+from streamwarden.pipeline.idle import IdleTicker, read_records, write_tick
 from streamwarden.pipeline.interrupt import stop_requested_on_interrupt
 from streamwarden.pipeline.ownership import check_ownership
-from streamwarden.pipeline.steps import (
-    AnyBatchStats,
-    OperatorStep,
-    build_step,
-    drain_horizon,
-    stats_from_progress,
-    watermark_delay,
-)
-from streamwarden.sources.files import read_landing_and_ticks
 from streamwarden.spark.jvm import java_message
 from streamwarden.spark.session import build_spark_session
 
@@ -34,11 +27,11 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
 
     from streamwarden.monitoring.monitor import QueryMonitor
-    from streamwarden.pipeline.batch_writer import BatchWriter
+    from streamwarden.sinks.writer import BatchWriter
 
 __all__ = ["Pipeline", "RunResult", "ticks_dir"]
 
-ProgressCallback = Callable[[dict[str, Any], "AnyBatchStats | None"], None]
+ProgressCallback = Callable[[dict[str, Any], "BatchStats | None"], None]
 
 
 def ticks_dir(config: PipelineConfig) -> Path:
@@ -51,15 +44,17 @@ class RunResult:
     """What a run did, batch by batch."""
 
     progress: list[dict[str, Any]] = field(default_factory=list)
-    batches: list[AnyBatchStats] = field(default_factory=list)
+    batches: list[BatchStats] = field(default_factory=list)
 
 
 class Pipeline:
-    """A configured pipeline (sessions or patterns). ``spark`` may be given, e.g. by tests
-    sharing a session."""
+    """A configured pipeline: its source and the idle ticks through its operator to its sinks.
+    ``spark`` may be given, e.g. by tests sharing a session."""
 
     def __init__(self, config: PipelineConfig, spark: SparkSession | None = None) -> None:
         self.config = config
+        #: The configured operator: its step, stats, watermark delay and drain horizon.
+        self.operator = operator_of(config)
         self._spark = spark
         #: The monitor of the current (or last) run, if monitoring is enabled.
         self.monitor: QueryMonitor | None = None
@@ -80,11 +75,12 @@ class Pipeline:
 
     def _step(self) -> OperatorStep:
         cfg = self.config
-        raw = read_landing_and_ticks(self.spark, cfg.source, ticks_dir(cfg))
-        return build_step(cfg, raw)
+        raw = read_records(self.spark, cfg.source, ticks_dir(cfg))
+        return self.operator.build_step(cfg, raw)
 
     def stream_frame(self) -> DataFrame:
-        """The query's output before the sink: landing files and ticks through the operator."""
+        """The query's output before the sinks: the source's records and the ticks through the
+        operator."""
         return self._step().output
 
     def start(self, *, once: bool) -> StreamingQuery:
@@ -174,11 +170,11 @@ class Pipeline:
 
     def _drain_tick(self, result: RunResult) -> int:
         """An event time past every deadline of every state the pipeline may hold."""
-        horizon_ms = int(drain_horizon(self.config).total_seconds() * 1000) + 1
+        horizon_ms = int(self.operator.drain_horizon(self.config).total_seconds() * 1000) + 1
         seen = [m for p in result.progress if (m := max_event_ms(p)) is not None]
         # a run with no new input knows only the checkpoint's watermark, which trails the
         # latest event time by the watermark delay
-        delay_ms = int(watermark_delay(self.config).total_seconds() * 1000)
+        delay_ms = int(self.operator.watermark_delay(self.config).total_seconds() * 1000)
         checkpoint = CheckpointFiles.existing(self.config.checkpoint.path)
         watermark_ms = 0 if checkpoint is None else checkpoint.watermark_ms()
         latest = max([*seen, watermark_ms + delay_ms])
@@ -196,8 +192,9 @@ class Pipeline:
         result = RunResult()
         query = self.start(once=once)
         ticker = None
-        if not once and self.config.idle_timeout is not None:
-            ticker = IdleTicker(self.config.idle_timeout)
+        idle_timeout = self.operator.idle_timeout(self.config)
+        if not once and idle_timeout is not None:
+            ticker = IdleTicker(idle_timeout)
         seen = -1
         try:
             if on_started is not None:
@@ -245,7 +242,7 @@ class Pipeline:
             if progress["batchId"] <= seen or not executed(progress):
                 continue
             seen = progress["batchId"]
-            stats = stats_from_progress(self.config, progress)
+            stats = self.operator.stats_from_progress(progress)
             result.progress.append(progress)
             if stats is not None:
                 result.batches.append(stats)
@@ -269,7 +266,8 @@ def _await(query: StreamingQuery, seconds: float) -> bool:
 
 
 def user_input_rows(progress: dict[str, Any], config: PipelineConfig) -> int:
-    """Input rows of a batch that came from the landing source, not from idle ticks."""
+    """Input rows of a batch that came from the pipeline's source, not from the idle ticks
+    (told apart by the ticks folder in the source's description, whatever the source)."""
     tick_path = str(ticks_dir(config))
     return sum(
         int(s.get("numInputRows", 0))

@@ -1,6 +1,10 @@
-"""Sinks: where sessions and dead letters go, each written exactly once per batch."""
+"""Sinks: where an operator's outputs and dead letters go, each written exactly once per batch.
 
-from streamwarden.sinks.base import BatchSink
+``base`` holds the contract and the registry of kinds; each kind is a module beside it that
+registers itself, imported here so that the registry is complete whenever ``sinks`` is.
+"""
+
+from streamwarden.sinks.base import SINK_KINDS, BatchSink, open_sink
 from streamwarden.sinks.parquet import ParquetBatchSink
 
-__all__ = ["BatchSink", "ParquetBatchSink"]
+__all__ = ["SINK_KINDS", "BatchSink", "ParquetBatchSink", "open_sink"]

@@ -1,13 +1,25 @@
-"""The sink contract: write one micro-batch exactly once, however often it is replayed."""
+"""The sink contract, and the registry of sink kinds that ``[sinks.<name>] kind`` selects.
+
+A sink kind is one module beside this one: a class that meets :class:`BatchSink` and a
+registration at the end of the module (imported by ``streamwarden.sinks``), such as
+``SINK_KINDS.register("parquet", ParquetBatchSink.from_config)``. The config checks each
+``kind`` against the registry when it is loaded, and the operators open their sinks through
+:func:`open_sink`; nothing else names a kind. This module imports neither pyspark nor the config
+at run time, so that the config (one layer up) can use the registry.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+from streamwarden.registry import Registry
 
-__all__ = ["BatchSink"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from streamwarden.config.model import SinkConfig
+
+__all__ = ["SINK_KINDS", "BatchSink", "SinkKind", "open_sink"]
 
 
 class BatchSink(Protocol):
@@ -27,3 +39,28 @@ class BatchSink(Protocol):
         before): the pipeline must still run the batch's stateful step when every sink skips.
         """
         ...
+
+    def written_batches(self) -> list[int]:
+        """The batch ids the sink holds: a run refuses sinks that hold batches its checkpoint
+        never planned (``pipeline.ownership``), since they would be skipped as written."""
+        ...
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        """Everything the sink holds (all batches), or None if it holds nothing yet: how a
+        run's outputs are read back for its accounting."""
+        ...
+
+
+class SinkKind(Protocol):
+    """How to open a sink of one kind from its config section: ``kind(name, config)``."""
+
+    def __call__(self, name: str, config: SinkConfig) -> BatchSink: ...
+
+
+#: The sink kinds, by the name ``[sinks.<name>] kind`` gives.
+SINK_KINDS: Registry[SinkKind] = Registry("sink kind", "kinds")
+
+
+def open_sink(name: str, config: SinkConfig) -> BatchSink:
+    """The sink ``name`` of a pipeline, as its ``[sinks.<name>]`` section configures it."""
+    return SINK_KINDS[config.kind](name, config)

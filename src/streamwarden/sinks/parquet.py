@@ -1,4 +1,4 @@
-"""Parquet directory sink, exactly once per micro-batch.
+"""Parquet directory sink (``kind = "parquet"``, the default), exactly once per micro-batch.
 
 Each batch is written to a staging folder (ignored by readers because of its leading
 underscore) and renamed to ``batch_id=NNNNNNNNNN`` in one atomic step. A replayed batch whose
@@ -9,21 +9,34 @@ there, write to a local or HDFS path until a transactional sink (Delta, planned)
 
 from __future__ import annotations
 
+import re
 import shutil
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+from streamwarden.sinks.base import SINK_KINDS
 
-__all__ = ["ParquetBatchSink", "batch_dir_name"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from streamwarden.config.model import SinkConfig
+
+__all__ = ["ParquetBatchSink", "batch_dir_name", "read_output"]
 
 _STAGING = "_staging"
+_BATCH_DIR = re.compile(r"^batch_id=(\d+)$")
 
 
 def batch_dir_name(batch_id: int) -> str:
     return f"batch_id={batch_id:010d}"
+
+
+def read_output(spark: SparkSession, path: Path) -> DataFrame | None:
+    """All batches a parquet sink wrote, or None if it wrote none yet."""
+    if not any(path.glob("batch_id=*")):
+        return None
+    return spark.read.parquet(str(path))
 
 
 class ParquetBatchSink:
@@ -32,6 +45,10 @@ class ParquetBatchSink:
     def __init__(self, name: str, path: Path) -> None:
         self.name = name
         self.path = path
+
+    @classmethod
+    def from_config(cls, name: str, config: SinkConfig) -> ParquetBatchSink:
+        return cls(name, config.path)
 
     def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
         final = self.path / batch_dir_name(batch_id)
@@ -47,9 +64,20 @@ class ParquetBatchSink:
         shutil.rmtree(self.path / _STAGING, ignore_errors=True)
         return True
 
+    def written_batches(self) -> list[int]:
+        if not self.path.is_dir():
+            return []
+        return [int(m.group(1)) for f in self.path.iterdir() if (m := _BATCH_DIR.match(f.name))]
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        return read_output(spark, self.path)
+
 
 def _row_count(folder: Path) -> int:
     """Rows in a written parquet folder, from the files' footers (no Spark job)."""
     import pyarrow.parquet as pq  # here: naming a batch folder must not load pyarrow
 
     return sum(pq.ParquetFile(f).metadata.num_rows for f in folder.glob("*.parquet"))
+
+
+SINK_KINDS.register("parquet", ParquetBatchSink.from_config)

@@ -1,4 +1,5 @@
-"""A landing directory of JSON-lines or Parquet files, read as a Spark file stream.
+"""A landing directory of JSON-lines or Parquet files, read as a Spark file stream
+(``[source] kind = "files"``, the default).
 
 Every row becomes one ``raw`` JSON string, so that JSON and Parquet input share one validation
 path and dead letters always carry the original record.
@@ -9,22 +10,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pyspark.sql import functions as F
-
-from streamwarden.config.model import SourceConfig
 from streamwarden.errors import SourceError
+from streamwarden.sources.base import SOURCE_KINDS
 from streamwarden.spark.jvm import java_message
-from streamwarden.validation import TICK_SOURCE
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["read_landing", "read_landing_and_ticks", "read_ticks"]
+    from streamwarden.config.model import SourceConfig
+
+__all__ = ["FilesSource", "read_landing"]
+
+
+class FilesSource:
+    """Files that producers drop into ``path``: Spark tracks the files it has read per path,
+    so the checkpoint depends on the path and the format."""
+
+    change_effect = (
+        "Spark tracks the files it read per path, so every file of the new one would be read again"
+    )
+
+    def read(self, spark: SparkSession, config: SourceConfig) -> DataFrame:
+        return read_landing(spark, config)
+
+    def identity(self, config: SourceConfig) -> dict[str, str]:
+        return {"path": str(config.path.resolve()), "format": config.format}
+
+    def describe(self, identity: dict[str, str]) -> str:
+        return f"{identity.get('path')!r} ({identity.get('format')})"
 
 
 def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
     """A streaming DataFrame with one ``raw`` string column, one row per input record."""
+    from pyspark.sql import functions as F
+
     if not source.path.is_dir():
         raise SourceError(
             f"landing directory {str(source.path)!r} does not exist; create it or fix "
@@ -38,22 +58,6 @@ def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
     schema = _parquet_schema(spark, source.path)
     frame = reader.schema(schema).parquet(str(source.path))
     return frame.select(F.to_json(F.struct(*[F.col(c) for c in frame.columns])).alias("raw"))
-
-
-def read_ticks(spark: SparkSession, ticks_dir: Path) -> DataFrame:
-    """The control records the idle ticker writes (see ``pipeline.idle``), marked by a true
-    ``TICK_SOURCE`` column: validation takes only these rows as ticks."""
-    ticks_dir.mkdir(parents=True, exist_ok=True)
-    return spark.readStream.text(str(ticks_dir)).select(
-        F.col("value").alias("raw"), F.lit(True).alias(TICK_SOURCE)
-    )
-
-
-def read_landing_and_ticks(spark: SparkSession, source: SourceConfig, ticks_dir: Path) -> DataFrame:
-    """A pipeline's input: landing records and idle ticks as ``raw``, each row marked by the
-    boolean ``TICK_SOURCE`` column with the source it came from."""
-    landing = read_landing(spark, source).withColumn(TICK_SOURCE, F.lit(False))
-    return landing.unionByName(read_ticks(spark, ticks_dir))
 
 
 def _parquet_schema(spark: SparkSession, path: Path) -> StructType:
@@ -71,3 +75,6 @@ def _parquet_schema(spark: SparkSession, path: Path) -> StructType:
             f"directory: {java_message(exc)}; replace or remove that file (a Parquet source "
             "must hold Parquet files only)"
         ) from None
+
+
+SOURCE_KINDS.register("files", FilesSource())

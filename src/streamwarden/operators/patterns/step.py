@@ -1,4 +1,4 @@
-"""The patterns operator as a pipeline step: validated records -> NFA -> matches, timeouts and
+"""The patterns operator's pipeline step: validated records -> NFA -> matches, timeouts and
 dead letters, with per-batch counts.
 
 Accounting differs from sessions: an event does not end *in* a match (it may be in several, or
@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from streamwarden.config.model import PipelineConfig
+from streamwarden.operators.base import OperatorStep, writer_for
+from streamwarden.operators.observed import (
+    OBSERVATION,
+    dead_letter_counts,
+    dead_letters_by_reason,
+)
 from streamwarden.operators.patterns.api import dead_letter_rows, match_rows, timeout_rows
 from streamwarden.operators.patterns.from_config import (
     compile_conditions,
@@ -25,20 +30,14 @@ from streamwarden.operators.patterns.from_config import (
     pattern_from_config,
 )
 from streamwarden.operators.patterns.records import detect_validated, validated_events
-from streamwarden.pipeline.batch_writer import (
-    OBSERVATION,
-    BatchWriter,
-    Output,
-    dead_letter_counts,
-    dead_letters_by_reason,
-)
-from streamwarden.sinks import ParquetBatchSink
 from streamwarden.validation import Reason
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["INPUT_OBSERVATION", "PatternBatchStats", "PatternStep", "patterns_step"]
+    from streamwarden.config.model import PipelineConfig
+
+__all__ = ["INPUT_OBSERVATION", "PatternBatchStats", "patterns_step"]
 
 #: Observed metrics on the operator's input: valid events and rejected records per batch.
 INPUT_OBSERVATION = "streamwarden_input"
@@ -63,6 +62,9 @@ class PatternBatchStats:
         refused = (Reason.TOO_LATE.value, Reason.KEY_BUFFER_FULL.value)
         return self.events - sum(self.dead_letters.get(r, 0) for r in refused)
 
+    def output_counts(self) -> dict[str, int]:
+        return {"matches": self.matches, "timeouts": self.timeouts}
+
     @classmethod
     def from_progress(cls, progress: dict[str, Any]) -> PatternBatchStats | None:
         observed = progress.get("observedMetrics", {})
@@ -79,15 +81,7 @@ class PatternBatchStats:
         )
 
 
-@dataclass(frozen=True)
-class PatternStep:
-    """The observed output of the pattern operator and the writer for its sinks."""
-
-    output: DataFrame
-    writer: BatchWriter
-
-
-def patterns_step(config: PipelineConfig, records: DataFrame) -> PatternStep:
+def patterns_step(config: PipelineConfig, records: DataFrame) -> OperatorStep:
     """Builds the pattern step from ``config``; bad ``where`` SQL raises ``ConfigError``."""
     cfg = config.patterns
     assert cfg is not None  # the config model guarantees it for operator 'patterns'
@@ -98,17 +92,15 @@ def patterns_step(config: PipelineConfig, records: DataFrame) -> PatternStep:
         observed, pattern, key=cfg.key, fields=cfg.fields, options=options_from_config(cfg)
     )
     carried = result.compiled.fields
-    sinks = config.sinks
-    assert sinks.matches is not None
-    outputs: list[Output] = [
-        (ParquetBatchSink("matches", sinks.matches.path), lambda c: match_rows(c, carried))
-    ]
-    if sinks.timeouts is not None:
-        sink = ParquetBatchSink("timeouts", sinks.timeouts.path)
-        outputs.append((sink, lambda c: timeout_rows(c, carried)))
-    outputs.append((ParquetBatchSink("dead_letters", sinks.dead_letters.path), dead_letter_rows))
-    output = result.combined.observe(OBSERVATION, *_output_counts())
-    return PatternStep(output, BatchWriter(outputs))
+    writer = writer_for(
+        config,
+        {
+            "matches": lambda c: match_rows(c, carried),
+            "timeouts": lambda c: timeout_rows(c, carried),  # when configured
+            "dead_letters": dead_letter_rows,
+        },
+    )
+    return OperatorStep(result.combined.observe(OBSERVATION, *_output_counts()), writer)
 
 
 def _input_counts(key: str) -> list[Column]:

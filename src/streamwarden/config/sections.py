@@ -1,0 +1,177 @@
+"""The operator sections of a config, ``[<operator name>]``: each operator's parameters and
+the outputs it writes, registered by operator name. The operators themselves (step, stats,
+accounting) are in ``streamwarden.operators``; adding one adds its section here."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import timedelta
+from typing import ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from streamwarden.config import defaults
+from streamwarden.config.types import Duration, OptionalDuration, Size, Strict
+from streamwarden.config.units import format_duration
+from streamwarden.registry import Registry
+
+__all__ = [
+    "OPERATOR_SECTIONS",
+    "OperatorSection",
+    "PatternStageConfig",
+    "PatternsConfig",
+    "PreviousConfig",
+    "SessionsConfig",
+]
+
+
+class OperatorSection(Strict):
+    """The config section of an operator, ``[<operator name>]``: its parameters, and the
+    outputs it writes besides ``dead_letters`` (checked at load; the operator itself is in
+    ``streamwarden.operators``)."""
+
+    #: Sinks the operator needs: ``[sinks.<name>]`` must be given.
+    outputs: ClassVar[tuple[str, ...]] = ()
+    #: Sinks the operator may write: given or not, as :meth:`check_sinks` decides.
+    optional_outputs: ClassVar[tuple[str, ...]] = ()
+    #: What the section must hold when the operator runs without it (None: it has defaults).
+    needs: ClassVar[str | None] = None
+
+    @classmethod
+    def all_outputs(cls) -> tuple[str, ...]:
+        """Every output the operator may write besides dead letters, the needed ones first
+        (the order of the columns of the console's batch line)."""
+        return (*cls.outputs, *cls.optional_outputs)
+
+    def check_sinks(self, configured: Collection[str]) -> None:
+        """Raises ValueError if the optional sinks given do not fit the parameters."""
+
+
+class SessionsConfig(OperatorSection):
+    """Parameters of the sessionization operator."""
+
+    outputs = ("sessions",)
+
+    gap: Duration = defaults.GAP
+    allowed_lateness: Duration = defaults.ALLOWED_LATENESS
+    max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
+    max_session_bytes: Size = Field(default=defaults.MAX_SESSION_BYTES, ge=1)
+    collect_urls: bool = False
+    idle_timeout: OptionalDuration = defaults.IDLE_TIMEOUT
+    slow_key_threshold: OptionalDuration = defaults.SLOW_KEY_THRESHOLD
+
+    @model_validator(mode="after")
+    def _positive_times(self) -> SessionsConfig:
+        if self.gap <= timedelta(0):
+            raise ValueError(f"sessions.gap must be > 0, got {format_duration(self.gap)!r}")
+        if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
+            raise ValueError("sessions.idle_timeout must be > 0, or 'off' to turn it off")
+        return self
+
+
+class PreviousConfig(Strict):
+    """A condition on an earlier stage's event: this event's ``field`` ``op`` that one's."""
+
+    field: str
+    op: Literal["==", "!=", "<", "<=", ">", ">="]
+    stage: str
+
+
+Contiguity = Literal[
+    "begin", "next", "followed_by", "followed_by_any", "not_next", "not_followed_by"
+]
+
+
+class PatternStageConfig(Strict):
+    """One stage of a pattern. ``where`` is a Spark SQL boolean expression over the validated
+    event columns (``user_id``, ``event_time``, ``ts_ms``, ``page_number``, ``url``, ``size``,
+    ``raw``); it is compiled when the pipeline starts. Quantifiers: ``times`` (with
+    ``times_max`` for a range), ``one_or_more``, ``optional``, ``greedy``, ``consecutive``."""
+
+    name: str
+    contiguity: Contiguity = "followed_by"
+    where: str
+    times: int | None = Field(default=None, ge=1)
+    times_max: int | None = Field(default=None, ge=1)
+    one_or_more: bool = False
+    optional: bool = False
+    greedy: bool = False
+    consecutive: bool = False
+    previous: list[PreviousConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_quantifier(self) -> PatternStageConfig:
+        if self.times_max is not None and self.times is None:
+            raise ValueError(f"stage {self.name!r}: times_max needs times (the minimum)")
+        if self.one_or_more and self.times is not None:
+            raise ValueError(f"stage {self.name!r}: use either times or one_or_more, not both")
+        return self
+
+
+SkipStrategy = Literal[
+    "no_skip", "skip_to_next", "skip_past_last_event", "skip_to_first", "skip_to_last"
+]
+
+
+class PatternsConfig(OperatorSection):
+    """A keyed pattern over the validated events (operator ``patterns``). ``key`` is a
+    validated column (default ``user_id``); ``fields`` are carried into each matched event of
+    the output. Every partial match is dropped at its first event + ``within`` (lesson L3)."""
+
+    outputs = ("matches",)
+    optional_outputs = ("timeouts",)
+    needs = "its stages"
+
+    key: str = "user_id"
+    fields: list[str] = Field(default_factory=lambda: ["url"])
+    within: Duration
+    skip: SkipStrategy = "no_skip"
+    skip_stage: str | None = None
+    max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
+    max_partials_per_key: int = Field(default=defaults.MAX_PARTIALS_PER_KEY, ge=1)
+    max_buffered_per_key: int = Field(default=defaults.MAX_BUFFERED_PER_KEY, ge=1)
+    emit_timeouts: bool = False
+    idle_timeout: OptionalDuration = defaults.IDLE_TIMEOUT
+    slow_key_threshold: OptionalDuration = defaults.SLOW_KEY_THRESHOLD
+    stages: list[PatternStageConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PatternsConfig:
+        if self.within <= timedelta(0):
+            raise ValueError(f"patterns.within must be > 0, got {format_duration(self.within)!r}")
+        if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
+            raise ValueError("patterns.idle_timeout must be > 0, or 'off' to turn it off")
+        if self.stages[0].contiguity != "begin":
+            raise ValueError(
+                f"the first stage {self.stages[0].name!r} must have contiguity = 'begin'"
+            )
+        for stage in self.stages[1:]:
+            if stage.contiguity == "begin":
+                raise ValueError(
+                    f"stage {stage.name!r}: only the first stage may be 'begin'; use next, "
+                    "followed_by, followed_by_any, not_next or not_followed_by"
+                )
+        names = [s.name for s in self.stages]
+        needs_stage = self.skip in ("skip_to_first", "skip_to_last")
+        if needs_stage and self.skip_stage not in names:
+            raise ValueError(
+                f"patterns.skip = {self.skip!r} needs skip_stage naming a stage "
+                f"({', '.join(names)}), got {self.skip_stage!r}"
+            )
+        if not needs_stage and self.skip_stage is not None:
+            raise ValueError("patterns.skip_stage only goes with skip_to_first or skip_to_last")
+        return self
+
+    def check_sinks(self, configured: Collection[str]) -> None:
+        if self.emit_timeouts != ("timeouts" in configured):
+            raise ValueError(
+                "patterns.emit_timeouts = true and [sinks.timeouts] go together: set both "
+                "to write timed-out partial matches, or neither"
+            )
+
+
+#: The operators a config may name, each with the model of its section (the field of the
+#: operator's name in ``PipelineConfig``); their behaviour is in ``streamwarden.operators``.
+OPERATOR_SECTIONS: Registry[type[OperatorSection]] = Registry("operator", "operators")
+OPERATOR_SECTIONS.register("sessions", SessionsConfig)
+OPERATOR_SECTIONS.register("patterns", PatternsConfig)

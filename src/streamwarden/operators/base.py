@@ -1,0 +1,169 @@
+"""The operator contract: what the runner, the console, the ownership check and the summary
+need from an operator, and the registry that finds one by the config's ``operator`` name.
+
+An operator is one object (:class:`Operator`) in its own package, registered at the end of
+its module with ``OPERATORS.register`` (and imported by ``streamwarden.operators``). Its
+config section is ``[<name>]``, a model in ``config.sections`` that also declares the
+operator's outputs (:class:`~streamwarden.config.sections.OperatorSection`), checked at load.
+Everything else about the operator is here: its step over the source's records, its per-batch
+stats, its watermark delay and drain horizon, what its checkpoint's state depends on, and how
+its outputs account for the records that went in. Nothing outside its package branches on the
+operator's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+from streamwarden.errors import ConfigError
+from streamwarden.registry import Registry
+from streamwarden.sinks.base import open_sink
+from streamwarden.sinks.writer import BatchWriter
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from streamwarden.config.model import PipelineConfig
+
+__all__ = [
+    "OPERATORS",
+    "Accounting",
+    "BatchStats",
+    "Batches",
+    "Operator",
+    "OperatorStep",
+    "Outputs",
+    "account_run",
+    "operator_of",
+    "writer_for",
+]
+
+
+class BatchStats(Protocol):
+    """What one micro-batch of an operator did, read from its progress's observed metrics."""
+
+    @property
+    def batch_id(self) -> int: ...
+
+    @property
+    def dead_letters(self) -> dict[str, int]:
+        """Dead letters written by reason (non-zero counts only)."""
+        ...
+
+    def output_counts(self) -> dict[str, int]:
+        """Rows written per output (``OperatorSection.all_outputs``), dead letters aside."""
+        ...
+
+
+class Accounting(Protocol):
+    """Where the records of a run went, reconciled from its outputs."""
+
+    @property
+    def balanced(self) -> bool:
+        """True when no record was lost or doubled."""
+        ...
+
+    def describe(self) -> str:
+        """One line: each number after its label, and the verdict."""
+        ...
+
+
+@dataclass(frozen=True)
+class OperatorStep:
+    """An operator over a source's records: its output (one DataFrame, rows told apart by
+    ``kind``, counts attached with ``observe``) and the ``foreachBatch`` writer to its sinks."""
+
+    output: DataFrame
+    writer: BatchWriter
+
+
+#: What each configured sink holds, by sink name (None: nothing yet).
+Outputs = Mapping[str, "DataFrame | None"]
+Batches = Sequence[BatchStats]
+
+
+class Operator(Protocol):
+    """One stateful operator of a pipeline, selected by ``operator = <name>``."""
+
+    #: The config's ``operator`` value, and the name of its config section.
+    name: str
+    #: Why a change of :meth:`state_identity` is refused, and what the old state holds.
+    state_change: str
+
+    def idle_timeout(self, config: PipelineConfig) -> timedelta | None:
+        """How long quiet input waits before the idle ticker moves event time (None: off)."""
+        ...
+
+    def watermark_delay(self, config: PipelineConfig) -> timedelta:
+        """The watermark is the latest event time minus this."""
+        ...
+
+    def drain_horizon(self, config: PipelineConfig) -> timedelta:
+        """How far past the latest event time every state of the operator has expired."""
+        ...
+
+    def state_identity(self, config: PipelineConfig) -> dict[str, Any]:
+        """What the layout of the operator's stored state depends on (beyond its name): a
+        checkpoint written under one identity is refused under another."""
+        ...
+
+    def check(self, config: PipelineConfig) -> None:
+        """Checks what the config model cannot (e.g. a pattern's structure) before Spark
+        starts; raises :class:`~streamwarden.errors.ConfigError`."""
+        ...
+
+    def build_step(self, config: PipelineConfig, records: DataFrame) -> OperatorStep:
+        """The operator over ``records`` (one ``raw`` string column and the tick marker)."""
+        ...
+
+    def stats_from_progress(self, progress: dict[str, Any]) -> BatchStats | None:
+        """The batch's counts from its progress; None if it carries none."""
+        ...
+
+    def account(self, outputs: Outputs, records: int, batches: Batches) -> Accounting:
+        """Reconciles a run's ``outputs`` (as :func:`account_run` reads them back) with the
+        ``records`` that went in; ``batches`` are the stats of the run's batches, for what
+        only the run observed."""
+        ...
+
+
+Select = Callable[["DataFrame"], "DataFrame"]
+
+
+def writer_for(config: PipelineConfig, selectors: Mapping[str, Select]) -> BatchWriter:
+    """A writer to each configured sink that ``selectors`` names (in their order): the sink
+    ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks."""
+    configured = config.sinks.configured()
+    return BatchWriter(
+        [
+            (open_sink(name, configured[name]), select)
+            for name, select in selectors.items()
+            if name in configured
+        ]
+    )
+
+
+#: The operators, by the name ``operator`` gives; each registers itself in its own module.
+OPERATORS: Registry[Operator] = Registry("operator", "operators")
+
+
+def account_run(
+    spark: SparkSession, config: PipelineConfig, records: int, batches: Batches = ()
+) -> Accounting:
+    """Reconciles the outputs of ``config``'s pipeline, read back from every configured sink,
+    with the ``records`` that went in."""
+    outputs = {
+        name: open_sink(name, sink).read(spark) for name, sink in config.sinks.configured().items()
+    }
+    return operator_of(config).account(outputs, records, batches)
+
+
+def operator_of(config: PipelineConfig) -> Operator:
+    """The operator a config selects (the config model has checked that it exists)."""
+    try:
+        return OPERATORS[config.operator]
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None

@@ -1,0 +1,116 @@
+"""The sessions operator of a pipeline (``operator = "sessions"``, the default): landing
+records -> validation -> sessionization -> session revisions and dead letters.
+
+Accounting: every valid event ends in exactly one final session, every other record is a dead
+letter, so ``records = events in final sessions + dead letters``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from streamwarden.operators.base import (
+    OPERATORS,
+    Batches,
+    OperatorStep,
+    Outputs,
+    writer_for,
+)
+from streamwarden.operators.observed import (
+    OBSERVATION,
+    dead_letter_counts,
+    dead_letters_by_reason,
+)
+from streamwarden.operators.sessions.accounting import Accounting, reconcile
+from streamwarden.operators.sessions.api import dead_letter_rows, session_rows, sessionize
+from streamwarden.operators.sessions.params import SessionParams
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from streamwarden.config.model import PipelineConfig
+
+__all__ = ["SessionBatchStats", "SessionsOperator"]
+
+
+@dataclass(frozen=True)
+class SessionBatchStats:
+    """What one micro-batch of a sessions pipeline wrote, from the progress's observed
+    metrics."""
+
+    batch_id: int
+    session_rows: int
+    session_events: int
+    dead_letters: dict[str, int] = field(default_factory=dict)
+
+    def output_counts(self) -> dict[str, int]:
+        return {"sessions": self.session_rows}
+
+    @classmethod
+    def from_progress(cls, progress: dict[str, Any]) -> SessionBatchStats | None:
+        row = progress.get("observedMetrics", {}).get(OBSERVATION)
+        if row is None:
+            return None
+        return cls(
+            batch_id=int(progress["batchId"]),
+            session_rows=int(row["sessions"]),
+            session_events=int(row["session_events"] or 0),
+            dead_letters=dead_letters_by_reason(row),
+        )
+
+
+def observed_counts() -> list[Column]:
+    """Aggregates Spark computes on the fly for each batch (no extra job)."""
+    is_session = F.col("kind") == "session"
+    return [
+        F.count(F.when(is_session, 1)).alias("sessions"),
+        F.sum(F.when(is_session, F.col("page_count"))).alias("session_events"),
+        *dead_letter_counts(),
+    ]
+
+
+class SessionsOperator:
+    """Sessionization as a pipeline operator; its section is ``[sessions]``."""
+
+    name = "sessions"
+    state_change = ""  # its state depends on nothing but the operator
+
+    def idle_timeout(self, config: PipelineConfig) -> timedelta | None:
+        return config.sessions.idle_timeout
+
+    def watermark_delay(self, config: PipelineConfig) -> timedelta:
+        return config.sessions.max_out_of_orderness
+
+    def drain_horizon(self, config: PipelineConfig) -> timedelta:
+        s = config.sessions
+        return s.gap + s.allowed_lateness + s.max_out_of_orderness
+
+    def state_identity(self, config: PipelineConfig) -> dict[str, Any]:
+        return {}
+
+    def check(self, config: PipelineConfig) -> None:
+        SessionParams.from_config(config.sessions, config.validation)
+
+    def build_step(self, config: PipelineConfig, records: DataFrame) -> OperatorStep:
+        result = sessionize(
+            records,
+            SessionParams.from_config(config.sessions, config.validation),
+            fields=config.fields,
+            validation=config.validation,
+        )
+        writer = writer_for(config, {"sessions": session_rows, "dead_letters": dead_letter_rows})
+        return OperatorStep(result.combined.observe(OBSERVATION, *observed_counts()), writer)
+
+    def stats_from_progress(self, progress: dict[str, Any]) -> SessionBatchStats | None:
+        return SessionBatchStats.from_progress(progress)
+
+    def account(self, outputs: Outputs, records: int, batches: Batches) -> Accounting:
+        return reconcile(outputs.get("sessions"), outputs.get("dead_letters"), records)
+
+
+OPERATORS.register(SessionsOperator.name, SessionsOperator())
