@@ -210,7 +210,7 @@ def compile_for(
 
 
 def run_detector(rows: DataFrame, compiled: CompiledPattern) -> DetectResult:
-    """Runs the engine over ``rows`` laid out as ``PatternRows.java`` reads them."""
+    """Runs the engine over ``rows`` laid out as ``EngineInput.java`` defines them."""
     spark: SparkSession = rows.sparkSession
     jdf = call_engine(
         spark,

@@ -21,7 +21,7 @@ public final class PatternDetector {
   public static Dataset<Row> detect(Dataset<Row> input, String planJson) {
     PatternPlan plan = PatternPlan.fromJson(planJson);
     return input
-        .groupBy(input.col(input.columns()[PatternRows.KEY]))
+        .groupBy(input.col(input.columns()[EngineInput.KEY]))
         .as(Encoders.STRING(), Encoders.row(input.schema()))
         .transformWithState(new PatternProcessor(plan), TimeMode.EventTime(),
             OutputMode.Append(), Encoders.row(PatternRows.SCHEMA));

@@ -13,8 +13,6 @@ import java.util.List;
  * (the last ones in {@link PEvent#CONTENT_ORDER}), so a replayed batch refuses the same events.
  */
 public final class BufferCap {
-  /** Reason code of a refused event ({@link EngineInput#KEY_BUFFER_FULL}). */
-  public static final String KEY_BUFFER_FULL = EngineInput.KEY_BUFFER_FULL;
 
   private BufferCap() {}
 

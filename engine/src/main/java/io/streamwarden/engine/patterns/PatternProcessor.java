@@ -56,10 +56,10 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
     List<Row> freshRows = new ArrayList<>();
     while (rows.hasNext()) {
       Row r = rows.next();
-      long ts = r.getLong(PatternRows.TS_MS);
+      long ts = r.getLong(EngineInput.TS_MS);
       if (ts <= watermarkMs) {
         out.add(PatternRows.deadLetter(key, ts, PatternRows.rawOf(plan, key, r),
-            PatternRows.TOO_LATE, "event time is at or behind the watermark ("
+            EngineInput.TOO_LATE, "event time is at or behind the watermark ("
                 + watermarkMs + " ms) when it arrived; raise max_out_of_orderness to wait longer"));
       } else {
         fresh.add(PatternRows.event(r));
@@ -68,8 +68,8 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
     }
     KeyState s = load();
     for (Row r : BufferCap.refuse(s, fresh, freshRows, plan.maxBufferedPerKey, watermarkMs)) {
-      out.add(PatternRows.deadLetter(key, r.getLong(PatternRows.TS_MS),
-          PatternRows.rawOf(plan, key, r), BufferCap.KEY_BUFFER_FULL,
+      out.add(PatternRows.deadLetter(key, r.getLong(EngineInput.TS_MS),
+          PatternRows.rawOf(plan, key, r), EngineInput.KEY_BUFFER_FULL,
           BufferCap.detail(plan.maxBufferedPerKey)));
     }
     nfa.buffer(s, fresh);

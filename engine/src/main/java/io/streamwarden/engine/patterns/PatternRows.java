@@ -18,18 +18,6 @@ import org.apache.spark.sql.types.StructType;
  * an overflow count.
  */
 public final class PatternRows {
-  public static final int KEY = EngineInput.KEY;
-  public static final int KIND = EngineInput.KIND;
-  public static final int TS_MS = EngineInput.TS_MS;
-  public static final int MASK = EngineInput.MASK;
-  public static final int VALUES = EngineInput.VALUES;
-  public static final int RAW = EngineInput.RAW;
-  public static final int REASON = EngineInput.REASON;
-  public static final int DETAIL = EngineInput.DETAIL;
-  public static final int USER = EngineInput.USER;
-
-  /** {@link EngineInput#TOO_LATE}: an event at or behind the watermark when it arrives. */
-  public static final String TOO_LATE = EngineInput.TOO_LATE;
   /** The {@code reason} of an overflow row (not a dead letter: a count of dropped partials). */
   public static final String PARTIAL_MATCH_CAP = "partial_match_cap";
 
@@ -59,12 +47,12 @@ public final class PatternRows {
 
   /** The engine's view of one input row. */
   public static PEvent event(Row r) {
-    List<?> values = r.getList(VALUES);
+    List<?> values = r.getList(EngineInput.VALUES);
     String[] v = new String[values.size()];
     for (int i = 0; i < v.length; i++) {
       v[i] = (String) values.get(i);
     }
-    return new PEvent(r.getLong(TS_MS), r.getLong(MASK), v);
+    return new PEvent(r.getLong(EngineInput.TS_MS), r.getLong(EngineInput.MASK), v);
   }
 
   /** The record as the engine saw it, for a dead letter of an event that carried no raw. */
@@ -81,9 +69,9 @@ public final class PatternRows {
 
   /** The record a dead letter shows: the input's {@code raw}, or the event as JSON. */
   public static String rawOf(PatternPlan plan, String key, Row r) {
-    return r.isNullAt(RAW)
-        ? describe(plan, key, r.getLong(TS_MS), event(r).values)
-        : r.getString(RAW);
+    return r.isNullAt(EngineInput.RAW)
+        ? describe(plan, key, r.getLong(EngineInput.TS_MS), event(r).values)
+        : r.getString(EngineInput.RAW);
   }
 
   public static Row deadLetter(String key, Long tsMs, String raw, String reason, String detail) {

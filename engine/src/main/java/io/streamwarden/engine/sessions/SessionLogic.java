@@ -26,11 +26,6 @@ import java.util.Map;
  * letter.
  */
 public final class SessionLogic {
-  // The reason codes of its dead letters, as the row contract defines them.
-  public static final String TOO_LATE = EngineInput.TOO_LATE;
-  public static final String PAGE_CAP = EngineInput.SESSION_PAGE_CAP;
-  public static final String BYTE_CAP = EngineInput.SESSION_BYTE_CAP;
-
   private static final Comparator<Event> EVENT_ORDER =
       Comparator.<Event>comparingLong(e -> e.tsMs)
           .thenComparingLong(e -> e.page)
@@ -85,7 +80,7 @@ public final class SessionLogic {
       waiting = still;
     }
     for (Event e : waiting) {
-      out.add(Emitted.deadLetter(userId, e, TOO_LATE, String.format(
+      out.add(Emitted.deadLetter(userId, e, EngineInput.TOO_LATE, String.format(
           "event time %d is %d ms behind the watermark %d and no session within the gap is "
               + "still open or inside allowed_lateness (%d ms)",
           e.tsMs, watermarkMs - e.tsMs, watermarkMs, plan.allowedLatenessMs)));
@@ -155,7 +150,7 @@ public final class SessionLogic {
         return false;
       }
       if (e.size > plan.maxSessionBytes) {
-        out.add(Emitted.deadLetter(userId, e, BYTE_CAP, String.format(
+        out.add(Emitted.deadLetter(userId, e, EngineInput.SESSION_BYTE_CAP, String.format(
             "record of %d bytes exceeds max_session_bytes %d on its own",
             e.size, plan.maxSessionBytes)));
         return true;
@@ -171,7 +166,7 @@ public final class SessionLogic {
     }
     if (pages > plan.maxPages || bytes > plan.maxSessionBytes) {
       boolean pageCap = pages > plan.maxPages;
-      out.add(Emitted.deadLetter(userId, e, pageCap ? PAGE_CAP : BYTE_CAP, pageCap
+      out.add(Emitted.deadLetter(userId, e, pageCap ? EngineInput.SESSION_PAGE_CAP : EngineInput.SESSION_BYTE_CAP, pageCap
           ? String.format("session already holds the maximum of %d pages", plan.maxPages)
           : String.format("session would hold %d bytes, over max_session_bytes %d",
               bytes, plan.maxSessionBytes)));

@@ -40,20 +40,20 @@ public final class PatternHarness {
 
   /** One valid event as the engine reads it; without a {@code raw}, dead letters describe it. */
   private static Row eventRow(String key, JsonNode n) {
-    Object[] row = InputRow.sizedFor(PatternRows.KEY, PatternRows.KIND,
-        PatternRows.TS_MS, PatternRows.MASK, PatternRows.VALUES, PatternRows.RAW,
-        PatternRows.REASON, PatternRows.DETAIL, PatternRows.USER);
+    Object[] row = InputRow.sizedFor(EngineInput.KEY, EngineInput.KIND,
+        EngineInput.TS_MS, EngineInput.MASK, EngineInput.VALUES, EngineInput.RAW,
+        EngineInput.REASON, EngineInput.DETAIL, EngineInput.USER);
     List<String> values = new ArrayList<>();
     for (JsonNode v : n.path("values")) {
       values.add(v.isNull() ? null : v.asText());
     }
-    row[PatternRows.KEY] = key;
-    row[PatternRows.KIND] = EngineInput.KIND_EVENT;
-    row[PatternRows.TS_MS] = n.get("ts_ms").asLong();
-    row[PatternRows.MASK] = n.get("mask").asLong();
-    row[PatternRows.VALUES] = CollectionConverters.asScala(values).toSeq();
-    row[PatternRows.RAW] = n.hasNonNull("raw") ? n.get("raw").asText() : null;
-    row[PatternRows.USER] = key;
+    row[EngineInput.KEY] = key;
+    row[EngineInput.KIND] = EngineInput.KIND_EVENT;
+    row[EngineInput.TS_MS] = n.get("ts_ms").asLong();
+    row[EngineInput.MASK] = n.get("mask").asLong();
+    row[EngineInput.VALUES] = CollectionConverters.asScala(values).toSeq();
+    row[EngineInput.RAW] = n.hasNonNull("raw") ? n.get("raw").asText() : null;
+    row[EngineInput.USER] = key;
     return RowFactory.create(row);
   }
 
