@@ -86,15 +86,10 @@ def _announce(config: PipelineConfig, config_path: Path) -> Callable[[QueryMonit
     bad pattern condition, say) shows only its error. Every sink is named, the dead letters
     too: that is where a record that went missing from the outputs is to be found."""
     log_file = _log_file(config)
+    sinks = config.sinks.configured()
+    dead_letters = sinks.pop("dead_letters")
     outputs = ", ".join(
-        [
-            *(
-                str(sink.path)
-                for sink in (config.sinks.sessions, config.sinks.matches, config.sinks.timeouts)
-                if sink is not None
-            ),
-            f"dead letters: {config.sinks.dead_letters.path}",
-        ]
+        [*(str(sink.path) for sink in sinks.values()), f"dead letters: {dead_letters.path}"]
     )
 
     def announce(monitor: QueryMonitor | None) -> None:

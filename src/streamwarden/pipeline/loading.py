@@ -1,11 +1,11 @@
 """A pipeline's config, loaded and then checked by its operator, before Spark starts.
 
 :mod:`streamwarden.config` checks what a config can check alone (types, units, which sections go
-together); it does not import the operators, which sit above it. A declared pattern is built by
-its operator, with stand-in conditions, here: so a pattern that cannot be built (a quantifier
-where none fits, an unknown stage in ``previous``...) fails at load, with the config named, and
-not when the query starts. The ``where`` expressions are compiled when the pipeline starts,
-where Spark is available.
+together); it does not import the operators, which sit above it. The configured operator then
+checks the rest (``Operator.check``): a declared pattern is built with stand-in conditions, so a
+pattern that cannot be built (a quantifier where none fits, an unknown stage in ``previous``...)
+fails at load, with the config named, and not when the query starts. The ``where`` expressions
+are compiled when the pipeline starts, where Spark is available.
 """
 
 from __future__ import annotations
@@ -35,14 +35,12 @@ def parse_pipeline_config(data: dict[str, Any], *, origin: str = "<config>") -> 
 
 
 def check_with_operator(config: PipelineConfig, *, origin: str) -> None:
-    """Raises :class:`ConfigError` (naming ``origin`` and the stage) if the operator cannot be
-    built from ``config``. Only patterns need it; a sessions config is checked whole by
-    :mod:`streamwarden.config`."""
-    if config.patterns is None:
-        return
-    from streamwarden.operators.patterns.from_config import pattern_from_config
+    """Raises :class:`ConfigError` (naming ``origin`` and what is wrong, e.g. a pattern's
+    stage) if the configured operator cannot be built from ``config``
+    (:meth:`~streamwarden.operators.base.Operator.check`)."""
+    from streamwarden.operators import operator_of
 
     try:
-        pattern_from_config(config.patterns)
+        operator_of(config).check(config)
     except ConfigError as exc:
         raise invalid_config(origin, [str(exc)]) from None
