@@ -8,10 +8,16 @@ ENGINE_SOURCES := $(shell find engine/src/main -name '*.java')
 JAVA_SOURCES := $(shell find engine/src -name '*.java')
 
 ENGINE_TESTS_OK := .cache/engine-tests.ok
+# The jar sets of engine/deps/pom.xml that the Python side uses: Spark's Kafka connector and the
+# tests' local Kafka broker. fetch_jars.sh writes each set's stamp last.
+JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched
 
 .PHONY: demo test test-engine lint soak bench bench-patterns bench-rescale setup clean
 
-setup: $(VENV)/.installed $(JAR)
+setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
+
+.cache/jars/%/.fetched: engine/deps/pom.xml
+	scripts/fetch_jars.sh $* >/dev/null
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
