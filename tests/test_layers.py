@@ -22,7 +22,8 @@ PACKAGE = SOURCE / "streamwarden"
 #: and what imports it put it; "root" is ``streamwarden/__init__.py``, the public API, which
 #: re-exports from every layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "registry", "spark", "_engine"),  # errors, the name registry, Spark plumbing
+    # errors, the name registry, Spark plumbing, Kafka plumbing (jar sets, the local broker)
+    ("errors", "registry", "spark", "_engine", "kafka"),
     ("sources", "sinks"),  # contracts and their kinds: the config checks its kinds against them
     ("config",),  # typed settings
     ("validation",),  # raw records -> validated events or dead letters

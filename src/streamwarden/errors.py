@@ -10,6 +10,7 @@ __all__ = [
     "CheckpointInUseError",
     "ConfigError",
     "EngineError",
+    "LocalBrokerError",
     "MonitoringError",
     "NotACheckpointError",
     "PatternError",
@@ -67,3 +68,8 @@ class NotACheckpointError(UsageError):
 
 class CheckpointInUseError(StateError):
     """A query is running on the checkpoint, so an offline tool must not change it."""
+
+
+class LocalBrokerError(StreamwardenError):
+    """The local Kafka broker (tests, demo) did not start or refused a request; the message
+    names the broker's log."""
