@@ -1,4 +1,6 @@
-"""Shared fixtures: one local SparkSession for the whole test session, fast scratch folders."""
+"""Shared fixtures: one local SparkSession for the whole test session (with Spark's Kafka
+connector on its classpath), one local Kafka broker started only if a test asks for it, fast
+scratch folders."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from streamwarden.kafka.jars import connector_jars
+from streamwarden.kafka.local_broker import LocalBroker
 from streamwarden.spark.session import build_spark_session
 
 #: Real checkpoints (sessions, leaking aggregation) shared by tests/checkpoints and tests/cli.
@@ -28,9 +32,20 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
             "spark.ui.enabled": "false",
             "spark.sql.streaming.minBatchesToRetain": "20",
         },
+        # spark.jars is fixed once the session starts, and every test shares this one session
+        extra_jars=connector_jars(),
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[LocalBroker]:
+    """One real single-node Kafka broker for the whole test session, started the first time a
+    test asks for it (a run without Kafka tests starts none) and stopped at the end. Tests share
+    it, so each uses topics of its own names."""
+    with LocalBroker() as broker:
+        yield broker
 
 
 @pytest.fixture
