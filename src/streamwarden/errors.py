@@ -15,9 +15,11 @@ __all__ = [
     "NotACheckpointError",
     "PatternError",
     "PipelineError",
+    "SinkError",
     "SourceError",
     "StateError",
     "StreamwardenError",
+    "UnreachableError",
     "UsageError",
 ]
 
@@ -44,6 +46,15 @@ class PatternError(UsageError):
 
 class SourceError(StreamwardenError):
     """A source cannot be read (missing landing directory, unreadable files)."""
+
+
+class SinkError(StreamwardenError):
+    """A sink cannot be written (a broker refused a transaction, a topic is gone)."""
+
+
+class UnreachableError(StreamwardenError):
+    """A server the pipeline needs (a Kafka broker) did not answer. Exit code 1: it may be
+    down for now, and a later run (or the supervisor) can succeed without a change."""
 
 
 class EngineError(StreamwardenError):

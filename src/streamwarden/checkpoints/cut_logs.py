@@ -24,7 +24,7 @@ from pathlib import Path
 
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
-from streamwarden.sinks.parquet import batch_dir_name
+from streamwarden.sinks.base import open_sink
 
 __all__ = ["CutLog", "cut_log_fix", "cut_logs"]
 
@@ -74,6 +74,5 @@ def cut_log_fix(cut: list[CutLog]) -> str:
 
 def _in_a_sink(config: PipelineConfig, batch_id: int) -> bool:
     return any(
-        (sink.path / batch_dir_name(batch_id)).exists()
-        for sink in config.sinks.configured().values()
+        batch_id in open_sink(name, config).written_batches() for name in config.sinks.configured()
     )

@@ -6,7 +6,7 @@ import sys
 from typing import Any, TextIO
 
 from streamwarden.config.model import OPERATOR_SECTIONS, PipelineConfig
-from streamwarden.monitoring.summary import epoch_ms
+from streamwarden.monitoring.summary import epoch_ms, source_lag
 from streamwarden.operators.base import BatchStats
 from streamwarden.pipeline.runner import user_input_rows
 
@@ -25,7 +25,8 @@ class ProgressPrinter:
     ``in`` counts the records read from the pipeline's source: the idle and drain ticks that
     move event time forward are read by the same query, but they are not input records (README,
     "Ticks are not input records"). The watermark is ``-`` until the query has one; Spark
-    reports the epoch (1970-01-01) then, and the progress log records ``null``.
+    reports the epoch (1970-01-01) then, and the progress log records ``null``. A Kafka
+    source adds its lag per topic partition (records behind the latest offset).
     """
 
     def __init__(self, config: PipelineConfig, out: TextIO | None = None) -> None:
@@ -48,10 +49,16 @@ class ProgressPrinter:
             self.outputs[name] += counts.get(name, 0)
         outputs = " | ".join(f"{n} +{counts.get(n, 0):<{COUNT},}" for n in self.counted)
         took = progress.get("durationMs", {}).get("triggerExecution", 0) / 1000
+        lag = source_lag(progress)
+        behind = (
+            " | lag " + " ".join(f"{where}:{n:,}" for where, n in sorted(lag.items()))
+            if lag
+            else ""
+        )
         print(
             f"batch {progress['batchId']:>5} | in {rows:>{COUNT},} | {outputs} "
             f"| dead letters +{dead:<{COUNT},} | state rows {state:>{COUNT},} "
-            f"| watermark {watermark(progress)} | {took:5.1f}s",
+            f"| watermark {watermark(progress)} | {took:5.1f}s{behind}",
             file=self.out,
             flush=True,
         )

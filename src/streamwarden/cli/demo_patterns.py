@@ -106,12 +106,12 @@ def patterns_demo_command(
         files=batches,  # the records, scans included: one file per micro-batch
     )
     replace_demo_folder(out)  # after the arguments are checked
-    summary = generate_traffic(spec, config.source.path)
+    summary = generate_traffic(spec, config.source.folder)
     print(
         f"generated {summary.records:,} records: {summary.events - summary.scans:,} pageviews "
         f"of {users:,} users, {summary.scans:,} scans by {actors} actors, "
         f"{sum(summary.malformed.values()):,} malformed, {summary.too_late:,} too late; "
-        f"in {len(summary.files)} files under {config.source.path}"
+        f"in {len(summary.files)} files under {config.source.folder}"
     )
     log_file = out / "spark.log"
     spark = spark_logging_to(
@@ -127,17 +127,17 @@ def patterns_demo_command(
     )
     sinks = config.sinks
     assert sinks.matches is not None and sinks.timeouts is not None
-    live = LiveMatches(spark, sinks.matches.path, ProgressPrinter(config))
+    live = LiveMatches(spark, sinks.matches.folder, ProgressPrinter(config))
     Pipeline(config, spark).run(once=True, drain=True, on_progress=live)
-    _print_summary(spark, sinks.matches.path)
+    _print_summary(spark, sinks.matches.folder)
     accounting = account_patterns(
         spark,
-        (sinks.matches.path, sinks.timeouts.path, sinks.dead_letters.path),
+        (sinks.matches.folder, sinks.timeouts.folder, sinks.dead_letters.folder),
         summary.records,
         live.events,
     )
     print(f"\naccounting: {accounting.describe()}")
-    print(f"outputs: {sinks.matches.path}, {sinks.timeouts.path}, {sinks.dead_letters.path}")
+    print(f"outputs: {sinks.matches.folder}, {sinks.timeouts.folder}, {sinks.dead_letters.folder}")
     return 0 if accounting.balanced else 1
 
 

@@ -55,12 +55,12 @@ def sessions_demo_command(
         files=batches,  # the records, scans included: one file per micro-batch
     )
     replace_demo_folder(out)  # after the arguments are checked
-    summary = generate_traffic(spec, config.source.path)
+    summary = generate_traffic(spec, config.source.folder)
     print(
         f"generated {summary.records:,} records ({summary.events:,} pageviews of "
         f"{summary.distinct_users:,} users, {sum(summary.malformed.values()):,} malformed, "
         f"{summary.late:,} late, {summary.too_late:,} too late) in {len(summary.files)} files "
-        f"under {config.source.path}"
+        f"under {config.source.folder}"
     )
     log_file = out / "spark.log"
     spark = spark_logging_to(
@@ -76,7 +76,7 @@ def sessions_demo_command(
     )
     Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter(config))
     assert config.sinks.sessions is not None
-    sessions_path = config.sinks.sessions.path
+    sessions_path = config.sinks.sessions.folder
     revisions = read_output(spark, sessions_path)
     if revisions is not None:
         print("\nsome sessions (final revisions):")
@@ -91,7 +91,7 @@ def sessions_demo_command(
         ).show(5, truncate=False)
         updated = revisions.where("revision > 0").count()
         print(f"{updated:,} session updates came from late events (revision > 0)")
-    accounting = account(spark, sessions_path, config.sinks.dead_letters.path, summary.records)
+    accounting = account(spark, sessions_path, config.sinks.dead_letters.folder, summary.records)
     print(f"\naccounting: {accounting.describe()}")
-    print(f"outputs: {sessions_path} and {config.sinks.dead_letters.path}")
+    print(f"outputs: {sessions_path} and {config.sinks.dead_letters.folder}")
     return 0 if accounting.balanced else 1

@@ -51,15 +51,18 @@ def spark_logging_to(
     master: str,
     shuffle_partitions: int,
     conf: Mapping[str, str] | None = None,
+    jars: tuple[str, ...] = (),
 ) -> SparkSession:
     """A SparkSession whose Python, PySpark and JVM logs all go to ``log_file``. The log
-    settings come first, so that ``conf`` (a pipeline's ``[spark.conf]``) may override them."""
+    settings come first, so that ``conf`` (a pipeline's ``[spark.conf]``) may override them.
+    ``jars`` (a connector's) join the engine's on the class path."""
     log_to_file(log_file)
     return build_spark_session(
         app_name=app_name,
         master=master,
         shuffle_partitions=shuffle_partitions,
         extra_conf={**file_logging_conf(log_file), **(conf or {})},
+        extra_jars=jars,
         jvm_output=log_file,
     )
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from streamwarden.cli.doctor import preflight
 from streamwarden.cli.logs import spark_logging_to
-from streamwarden.errors import SourceError, UsageError
+from streamwarden.errors import UsageError
 
 if TYPE_CHECKING:
     from streamwarden.cli.arguments import Subcommands
@@ -43,6 +43,7 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
     # loaded here, not at import, so that `streamwarden --help` and `doctor` stay fast
     from streamwarden.checkpoints.run_lock import refuse_if_held
     from streamwarden.cli.console import ProgressPrinter
+    from streamwarden.doctor.connections import check_connections, required_jars
     from streamwarden.pipeline import Pipeline
     from streamwarden.pipeline.loading import load_pipeline_config
     from streamwarden.pipeline.ownership import check_ownership
@@ -50,14 +51,10 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
     config = load_pipeline_config(config_path)
+    # each with its own error and exit code: a broker down (1), a topic missing (2)...
+    check_connections(config)
     if doctor:
         preflight(config, config_path)
-    if not config.source.path.is_dir():
-        state = "is a file, not a folder" if config.source.path.exists() else "does not exist"
-        raise SourceError(
-            f"landing directory {str(config.source.path)!r} {state}; create it or fix "
-            f"source.path in {str(config_path)!r}"
-        )
     # before the JVM starts (~20 s): a checkpoint in use, or one of another pipeline
     refuse_if_held(config.checkpoint.path, f"pipeline {config.name!r}")
     if config.checkpoint.path.is_dir():
@@ -68,6 +65,7 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
         conf=config.spark.conf,
+        jars=required_jars(config),
     )
     printer = ProgressPrinter(config)
     Pipeline(config, spark).run(
@@ -85,16 +83,18 @@ def _announce(config: PipelineConfig, config_path: Path) -> Callable[[QueryMonit
     """Prints what runs once the query has started, so that a pipeline that cannot start (a
     bad pattern condition, say) shows only its error. Every sink is named, the dead letters
     too: that is where a record that went missing from the outputs is to be found."""
+    from streamwarden.sinks.base import sink_kind
+    from streamwarden.sources.base import source_of
+
     log_file = _log_file(config)
-    sinks = config.sinks.configured()
+    sinks = {name: sink_kind(sink).where(sink) for name, sink in config.sinks.configured().items()}
     dead_letters = sinks.pop("dead_letters")
-    outputs = ", ".join(
-        [*(str(sink.path) for sink in sinks.values()), f"dead letters: {dead_letters.path}"]
-    )
+    outputs = ", ".join([*sinks.values(), f"dead letters: {dead_letters}"])
+    source = source_of(config.source).where(config.source)
 
     def announce(monitor: QueryMonitor | None) -> None:
         print(
-            f"running {config.name!r} ({config.operator}): {config.source.path} -> {outputs} "
+            f"running {config.name!r} ({config.operator}): {source} -> {outputs} "
             f"(Spark log: {log_file})",
             flush=True,
         )

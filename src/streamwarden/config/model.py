@@ -6,11 +6,13 @@ The operator sections are in ``config.sections`` and the shared value types in
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from streamwarden.config import defaults
+from streamwarden.config.kafka import KafkaConfig, refuse_literal_secrets
 from streamwarden.config.sections import (
     OPERATOR_SECTIONS,
     OperatorSection,
@@ -22,14 +24,15 @@ from streamwarden.config.sections import (
 from streamwarden.config.spark_settings import check_conf, check_master
 from streamwarden.config.types import ConfigPath, Duration, OptionalDuration, Size, Strict
 from streamwarden.config.units import off_or, parse_memory
-from streamwarden.sinks.base import SINK_KINDS
-from streamwarden.sources.base import SOURCE_KINDS
+from streamwarden.sinks.base import SINK_KINDS, sink_kind
+from streamwarden.sources.base import SOURCE_KINDS, source_of
 
 __all__ = [
     "OPERATOR_SECTIONS",
     "CheckpointConfig",
     "Duration",
     "FieldNames",
+    "KafkaConfig",
     "MonitoringConfig",
     "OperatorSection",
     "PatternStageConfig",
@@ -85,15 +88,49 @@ class FieldNames(Strict):
     url: str = "url"
 
 
+def _only_settings_of_the_kind(
+    section: str, kind: str, given: set[str], settings: frozenset[str]
+) -> None:
+    """A setting another kind reads would be silently ignored: refuse it, naming it."""
+    for name in sorted(given - settings - {"kind"}):
+        raise ValueError(f"{section}.{name} is not a setting of kind {kind!r}; remove it")
+
+
 class SourceConfig(Strict):
     """Where the records come from: ``kind`` names a registered source (``streamwarden.sources``);
     ``files`` (the default) is a landing directory that producers drop JSON-lines or Parquet
-    files into."""
+    files into; ``kafka`` reads topics of the cluster in ``[kafka]``. Each kind reads only its
+    own settings (``Source.settings``); giving another kind's is an error."""
 
     kind: Annotated[str, AfterValidator(SOURCE_KINDS.check)] = "files"
-    path: ConfigPath
+    # files
+    path: ConfigPath | None = None
     format: Literal["jsonl", "parquet"] = "jsonl"
     max_files_per_trigger: int | None = Field(default=None, ge=1)
+    # kafka
+    topics: list[str] | None = Field(default=None, min_length=1)
+    topic_pattern: str | None = None
+    starting_offsets: str = "earliest"
+    max_offsets_per_trigger: int | None = Field(default=None, ge=1)
+    event_time: Literal["field", "kafka_timestamp"] = "field"
+    fail_on_data_loss: bool = True
+    options: Annotated[
+        dict[str, str], AfterValidator(lambda v: refuse_literal_secrets(v, "source.options"))
+    ] = Field(default_factory=dict)
+
+    @property
+    def folder(self) -> Path:
+        """The landing folder of a ``files`` source (a ValueError for another kind)."""
+        if self.path is None:
+            raise ValueError(f"a {self.kind} source has no landing folder")
+        return self.path
+
+    @model_validator(mode="after")
+    def _fits_the_kind(self) -> SourceConfig:
+        source = source_of(self)
+        _only_settings_of_the_kind("source", self.kind, self.model_fields_set, source.settings)
+        source.check_config(self)
+        return self
 
 
 class ValidationConfig(Strict):
@@ -107,10 +144,30 @@ class ValidationConfig(Strict):
 
 class SinkConfig(Strict):
     """Where one output goes: ``kind`` names a registered sink (``streamwarden.sinks``);
-    ``parquet`` (the default) directories are written exactly once per batch."""
+    ``parquet`` (the default) directories are written exactly once per batch; ``kafka`` writes
+    a topic of the cluster in ``[kafka]``, one transaction per batch. Each kind reads only its
+    own settings."""
 
     kind: Annotated[str, AfterValidator(SINK_KINDS.check)] = "parquet"
-    path: ConfigPath
+    # parquet
+    path: ConfigPath | None = None
+    # kafka
+    topic: str | None = Field(default=None, min_length=1)
+    transactional_id: str | None = Field(default=None, min_length=1)
+
+    @property
+    def folder(self) -> Path:
+        """The folder of a ``parquet`` sink (a ValueError for another kind)."""
+        if self.path is None:
+            raise ValueError(f"a {self.kind} sink has no folder")
+        return self.path
+
+    @model_validator(mode="after")
+    def _fits_the_kind(self) -> SinkConfig:
+        kind = sink_kind(self)
+        _only_settings_of_the_kind("sink", self.kind, self.model_fields_set, kind.settings)
+        kind.check_config(self)
+        return self
 
 
 class SinksConfig(Strict):
@@ -202,6 +259,7 @@ class PipelineConfig(Strict):
     name: str = "sessions"
     operator: Annotated[str, AfterValidator(OPERATOR_SECTIONS.check)] = "sessions"
     source: SourceConfig
+    kafka: KafkaConfig | None = None
     fields: FieldNames = FieldNames()
     validation: ValidationConfig = ValidationConfig()
     sessions: SessionsConfig = SessionsConfig()
@@ -233,6 +291,17 @@ class PipelineConfig(Strict):
             if type(self).model_fields[other].default is None and getattr(self, other):
                 raise ValueError(f"[{other}] needs operator = {other!r} at the top level")
         section.check_sinks(configured)
+        needed = {
+            (f"[source] kind = {self.source.kind!r}", need)
+            for need in source_of(self.source).sections
+        } | {
+            (f"[sinks.{name}] kind = {sink.kind!r}", need)
+            for name, sink in configured.items()
+            for need in sink_kind(sink).sections
+        }
+        for who, need in sorted(needed):
+            if getattr(self, need) is None:
+                raise ValueError(f"{who} needs a [{need}] section")
         return self
 
     @property

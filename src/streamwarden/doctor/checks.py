@@ -20,6 +20,7 @@ from streamwarden.doctor.checkpoint import (
     check_cut_logs,
     pinned_partitions,
 )
+from streamwarden.doctor.connections import connection_findings
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.doctor.memory import MIB, process_memory
 from streamwarden.errors import StreamwardenError
@@ -294,4 +295,5 @@ CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_cut_logs,
     check_deadlines,
     check_state_store,
+    connection_findings,
 )

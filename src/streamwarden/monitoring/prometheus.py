@@ -27,6 +27,7 @@ unless the name ends in ``_total``.
 ``streamwarden_skew_ratio{operator,what}``              largest partition / mean (``state``,
                                                         ``input``)
 ``streamwarden_dead_letters_total{reason}``             dead letters by reason (counter)
+``streamwarden_source_lag_records{topic,partition}``    Kafka: records behind the latest offset
 ``streamwarden_batch_state_bytes_written``              state bytes the last batch added
 ``streamwarden_checkpoint_state_bytes_written_total``   ... since start (counter)
 ``streamwarden_checkpoint_batch_metadata_bytes``        offsets/commits files of the last batch
@@ -102,6 +103,12 @@ class PrometheusExporter:
         self.dead_letters = Counter(
             P + "dead_letters", "Dead letters by reason", [*q, "reason"], registry=r
         )
+        self.source_lag = Gauge(
+            P + "source_lag_records",
+            "Records behind the latest offset, per topic partition",
+            [*q, "topic", "partition"],
+            registry=r,
+        )
         self.state_written = Gauge(
             P + "batch_state_bytes_written", "State bytes the last batch added", q, registry=r
         )
@@ -169,6 +176,9 @@ class PrometheusExporter:
             self.skew.labels(q, load.operator, "input").set(load.ratio(load.input_rows))
         for reason, count in s.dead_letters.items():
             self.dead_letters.labels(q, reason).inc(count)
+        for where, lag in s.source_lag.items():
+            topic, _, partition = where.rpartition("/")
+            self.source_lag.labels(q, topic, partition).set(lag)
         if (c := record.checkpoint) is not None:
             self.state_written.labels(q).set(c.state_bytes_written)
             self.state_written_total.labels(q).inc(c.state_bytes_written)

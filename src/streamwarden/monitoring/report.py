@@ -1,6 +1,7 @@
 """``streamwarden report``: one picture of a progress log, to see at a glance whether state is
 flat (L15). Four panels against the batch id: input rows per batch, batch duration, state rows
-per operator, checkpoint bytes; alarm findings are marked where they were raised.
+per operator, checkpoint bytes, and a fifth for a Kafka source: records behind the latest offset
+per topic partition (consumer lag); alarm findings are marked where they were raised.
 
 The input panel plots rows per batch, not Spark's ``inputRowsPerSecond``: that rate is measured
 between triggers, and a ``run --once`` (an availableNow query) reports 0 for every batch, which
@@ -37,7 +38,10 @@ PANELS = {
     "duration": "batch duration (s)",
     "state": "state rows",
     "checkpoint": "checkpoint bytes",
+    "lag": "source lag (records)",
 }
+#: Panels drawn only when a series has points: a file source has no lag.
+_OPTIONAL_PANELS = frozenset({"lag"})
 _COLOURS = {
     "state_growth": "tab:red",
     "skew": "tab:purple",
@@ -69,6 +73,8 @@ def build_report_data(records: list[BatchRecord]) -> ReportData:
             c = r.checkpoint
             panels["checkpoint"]["state bytes written"].append((b, float(c.state_bytes_written)))
             panels["checkpoint"]["metadata bytes"].append((b, float(c.metadata_bytes_total)))
+        for where, lag in sorted(s.source_lag.items()):
+            panels["lag"][f"lag {where}"].append((b, float(lag)))
         data.findings.extend(r.findings)
     data.panels = {name: dict(series) for name, series in panels.items()}
     return data
@@ -101,8 +107,9 @@ def draw_chart(data: ReportData, batches: int) -> Figure:
     from matplotlib.ticker import MaxNLocator
 
     plt.rcParams["svg.fonttype"] = "none"  # keep labels as text in the SVG
-    fig, axes = plt.subplots(len(PANELS), 1, figsize=(10, 9), sharex=True)
-    for ax, (name, ylabel) in zip(axes, PANELS.items(), strict=True):
+    shown = {n: y for n, y in PANELS.items() if n not in _OPTIONAL_PANELS or data.panels.get(n)}
+    fig, axes = plt.subplots(len(shown), 1, figsize=(10, 2.25 * len(shown)), sharex=True)
+    for ax, (name, ylabel) in zip(axes, shown.items(), strict=True):
         for label, points in data.panels[name].items():
             ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=label)
         ax.set_ylabel(ylabel)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -66,6 +67,9 @@ class BatchSummary:
     max_event_ms: int | None
     operators: list[OperatorSummary]
     dead_letters: dict[str, int] = field(default_factory=dict)
+    #: Per ``topic/partition`` of a Kafka source: records behind the latest offset once this
+    #: batch was read (consumer lag). Empty for sources without offsets per partition.
+    source_lag: dict[str, int] = field(default_factory=dict)
 
     @property
     def batch_duration_ms(self) -> int:
@@ -103,6 +107,7 @@ class BatchSummary:
             max_event_ms=epoch_ms(event_time.get("max")),
             operators=[_operator(i, op) for i, op in enumerate(progress.get("stateOperators", []))],
             dead_letters=observed_dead_letters(progress),
+            source_lag=source_lag(progress),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -129,6 +134,39 @@ def _operator(index: int, op: dict[str, Any]) -> OperatorSummary:
         memory_used_bytes=int(op.get("memoryUsedBytes", 0)),
         custom_metrics={k: int(v) for k, v in (op.get("customMetrics") or {}).items()},
     )
+
+
+def source_lag(progress: dict[str, Any]) -> dict[str, int]:
+    """Per ``topic/partition``, the latest offset minus the batch's end offset, for sources
+    that report offsets per partition (Kafka: ``{"topic": {"0": 42}}``)."""
+    lag: dict[str, int] = {}
+    for source in progress.get("sources") or []:
+        end, latest = _partitions(source.get("endOffset")), _partitions(source.get("latestOffset"))
+        for where, offset in end.items():
+            if where in latest:
+                lag[where] = max(latest[where] - offset, 0)
+    return lag
+
+
+def _partitions(offsets: Any) -> dict[str, int]:
+    """``{"topic/partition": offset}`` from Kafka's offset JSON (text or parsed); {} for any
+    other source's offsets."""
+    if isinstance(offsets, str):
+        try:
+            offsets = json.loads(offsets)
+        except ValueError:
+            return {}
+    if not isinstance(offsets, dict):
+        return {}
+    out = {}
+    for topic, partitions in offsets.items():
+        if not isinstance(partitions, dict):
+            return {}
+        for partition, offset in partitions.items():
+            if not isinstance(offset, int):
+                return {}
+            out[f"{topic}/{partition}"] = offset
+    return out
 
 
 def _rate(value: Any) -> float:

@@ -139,7 +139,7 @@ def writer_for(config: PipelineConfig, selectors: Mapping[str, Select]) -> Batch
     configured = config.sinks.configured()
     return BatchWriter(
         [
-            (open_sink(name, configured[name]), select)
+            (open_sink(name, config), select)
             for name, select in selectors.items()
             if name in configured
         ]
@@ -156,7 +156,7 @@ def account_run(
     """Reconciles the outputs of ``config``'s pipeline, read back from every configured sink,
     with the ``records`` that went in."""
     outputs = {
-        name: open_sink(name, sink).read(spark) for name, sink in config.sinks.configured().items()
+        name: open_sink(name, config).read(spark) for name in config.sinks.configured()
     }
     return operator_of(config).account(outputs, records, batches)
 

@@ -25,7 +25,7 @@ from streamwarden.validation import TICK_FIELD, TICK_SOURCE
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from streamwarden.config.model import SourceConfig
+    from streamwarden.config.model import PipelineConfig
 
 __all__ = ["IdleTicker", "read_records", "read_ticks", "write_tick"]
 
@@ -81,10 +81,11 @@ def read_ticks(spark: SparkSession, ticks_dir: Path) -> DataFrame:
     )
 
 
-def read_records(spark: SparkSession, source: SourceConfig, ticks_dir: Path) -> DataFrame:
-    """A pipeline's input: the source's records and the idle ticks as ``raw``, each row marked
-    by the boolean ``TICK_SOURCE`` column with the stream it came from."""
+def read_records(spark: SparkSession, config: PipelineConfig, ticks_dir: Path) -> DataFrame:
+    """A pipeline's input: the source's records (with whatever columns the source adds beside
+    ``raw``) and the idle ticks as ``raw``, each row marked by the boolean ``TICK_SOURCE``
+    column with the stream it came from."""
     from pyspark.sql import functions as F
 
-    records = source_of(source).read(spark, source).withColumn(TICK_SOURCE, F.lit(False))
-    return records.unionByName(read_ticks(spark, ticks_dir))
+    records = source_of(config.source).read(spark, config).withColumn(TICK_SOURCE, F.lit(False))
+    return records.unionByName(read_ticks(spark, ticks_dir), allowMissingColumns=True)

@@ -27,7 +27,7 @@ from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import ConfigError
 from streamwarden.operators import operator_of
-from streamwarden.sinks.base import open_sink
+from streamwarden.sinks.base import open_sink, sink_kind
 from streamwarden.sources.base import source_of
 
 __all__ = ["IDENTITY_FILE", "check_ownership", "identity"]
@@ -84,7 +84,7 @@ def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str
 
 def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
     for name, sink in config.sinks.configured().items():
-        written = open_sink(name, sink).written_batches()
+        written = open_sink(name, config).written_batches()
         if written and (planned is None or max(written) > planned):
             state = (
                 "has planned no batch yet"
@@ -92,7 +92,8 @@ def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
                 else f"has planned batches up to {planned} only"
             )
             raise ConfigError(
-                f"sink {name} at {sink.path} holds batches up to {max(written)}, but checkpoint "
+                f"sink {name} at {sink_kind(sink).where(sink)} holds batches up to "
+                f"{max(written)}, but checkpoint "
                 f"{config.checkpoint.path} {state}: these outputs belong to another checkpoint, "
                 "and the sink would skip this one's batches of the same ids as already written; "
                 "move or empty the sink folder, or run on the checkpoint that wrote it"

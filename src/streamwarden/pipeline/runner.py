@@ -13,6 +13,7 @@ from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.checkpoint import failure_advice
+from streamwarden.doctor.connections import required_jars
 from streamwarden.errors import PipelineError
 from streamwarden.operators import operator_of
 from streamwarden.operators.base import BatchStats, OperatorStep
@@ -70,12 +71,13 @@ class Pipeline:
                 master=s.master,
                 shuffle_partitions=s.shuffle_partitions,
                 extra_conf=s.conf,
+                extra_jars=required_jars(self.config),
             )
         return self._spark
 
     def _step(self) -> OperatorStep:
         cfg = self.config
-        raw = read_records(self.spark, cfg.source, ticks_dir(cfg))
+        raw = read_records(self.spark, cfg, ticks_dir(cfg))
         return self.operator.build_step(cfg, raw)
 
     def stream_frame(self) -> DataFrame:

@@ -5,6 +5,7 @@ registers itself, imported here so that the registry is complete whenever ``sink
 """
 
 from streamwarden.sinks.base import SINK_KINDS, BatchSink, open_sink
+from streamwarden.sinks.kafka import KafkaBatchSink
 from streamwarden.sinks.parquet import ParquetBatchSink
 
-__all__ = ["SINK_KINDS", "BatchSink", "ParquetBatchSink", "open_sink"]
+__all__ = ["SINK_KINDS", "BatchSink", "KafkaBatchSink", "ParquetBatchSink", "open_sink"]

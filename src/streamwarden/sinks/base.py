@@ -1,8 +1,9 @@
 """The sink contract, and the registry of sink kinds that ``[sinks.<name>] kind`` selects.
 
-A sink kind is one module beside this one: a class that meets :class:`BatchSink` and a
-registration at the end of the module (imported by ``streamwarden.sinks``), such as
-``SINK_KINDS.register("parquet", ParquetBatchSink.from_config)``. The config checks each
+A sink kind is one module beside this one: a class that meets :class:`BatchSink` and, through
+its class attributes and class methods, :class:`SinkKind`, registered at the end of the module
+(imported by ``streamwarden.sinks``), such as ``SINK_KINDS.register("parquet",
+ParquetBatchSink)``. The config checks each
 ``kind`` against the registry when it is loaded, and the operators open their sinks through
 :func:`open_sink`; nothing else names a kind. This module imports neither pyspark nor the config
 at run time, so that the config (one layer up) can use the registry.
@@ -17,9 +18,9 @@ from streamwarden.registry import Registry
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from streamwarden.config.model import SinkConfig
+    from streamwarden.config.model import PipelineConfig, SinkConfig
 
-__all__ = ["SINK_KINDS", "BatchSink", "SinkKind", "open_sink"]
+__all__ = ["SINK_KINDS", "BatchSink", "SinkKind", "open_sink", "sink_kind"]
 
 
 class BatchSink(Protocol):
@@ -52,15 +53,46 @@ class BatchSink(Protocol):
 
 
 class SinkKind(Protocol):
-    """How to open a sink of one kind from its config section: ``kind(name, config)``."""
+    """One kind of sink: what its config section may hold, what it needs before a run, and
+    how to open one."""
 
-    def __call__(self, name: str, config: SinkConfig) -> BatchSink: ...
+    #: The ``[sinks.<name>]`` settings this kind reads (besides ``kind``); any other one given
+    #: is a config error.
+    settings: frozenset[str]
+    #: Top-level config sections this kind needs (``"kafka"``: the cluster's connection).
+    sections: frozenset[str]
+
+    def check_config(self, config: SinkConfig) -> None:
+        """Raises ValueError if the settings do not fit together (checked at load, no I/O)."""
+        ...
+
+    def check(self, name: str, config: PipelineConfig) -> None:
+        """Checks, before Spark starts, that the sink ``name`` can be written (e.g. its topic
+        exists); raises a :class:`~streamwarden.errors.StreamwardenError` saying what to do."""
+        ...
+
+    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+        """JVM jars Spark needs for this kind of sink, beyond the engine's."""
+        ...
+
+    def where(self, config: SinkConfig) -> str:
+        """Where a sink of this kind writes, as a run's start-up line shows it."""
+        ...
+
+    def open(self, name: str, config: PipelineConfig) -> BatchSink:
+        """The sink ``[sinks.<name>]`` of ``config``."""
+        ...
 
 
 #: The sink kinds, by the name ``[sinks.<name>] kind`` gives.
 SINK_KINDS: Registry[SinkKind] = Registry("sink kind", "kinds")
 
 
-def open_sink(name: str, config: SinkConfig) -> BatchSink:
+def sink_kind(config: SinkConfig) -> SinkKind:
+    """The kind of sink a ``[sinks.<name>]`` section configures."""
+    return SINK_KINDS[config.kind]
+
+
+def open_sink(name: str, config: PipelineConfig) -> BatchSink:
     """The sink ``name`` of a pipeline, as its ``[sinks.<name>]`` section configures it."""
-    return SINK_KINDS[config.kind](name, config)
+    return sink_kind(config.sinks.configured()[name]).open(name, config)

@@ -20,7 +20,7 @@ from streamwarden.sinks.base import SINK_KINDS
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from streamwarden.config.model import SinkConfig
+    from streamwarden.config.model import PipelineConfig, SinkConfig
 
 __all__ = ["ParquetBatchSink", "batch_dir_name", "read_output"]
 
@@ -42,13 +42,35 @@ def read_output(spark: SparkSession, path: Path) -> DataFrame | None:
 class ParquetBatchSink:
     """Writes each micro-batch's rows to ``path/batch_id=N`` exactly once."""
 
+    settings = frozenset({"path"})
+    sections = frozenset[str]()
+
     def __init__(self, name: str, path: Path) -> None:
         self.name = name
         self.path = path
 
+    @staticmethod
+    def check_config(config: SinkConfig) -> None:
+        if config.path is None:
+            raise ValueError("a parquet sink needs a path")
+
+    @staticmethod
+    def check(name: str, config: PipelineConfig) -> None:
+        """Nothing to check before a run: the folder is made by the first batch."""
+
+    @staticmethod
+    def jars(config: PipelineConfig) -> tuple[str, ...]:
+        return ()
+
+    @staticmethod
+    def where(config: SinkConfig) -> str:
+        return str(config.path)
+
     @classmethod
-    def from_config(cls, name: str, config: SinkConfig) -> ParquetBatchSink:
-        return cls(name, config.path)
+    def open(cls, name: str, config: PipelineConfig) -> ParquetBatchSink:
+        path = config.sinks.configured()[name].path
+        assert path is not None  # check_config
+        return cls(name, path)
 
     def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
         final = self.path / batch_dir_name(batch_id)
@@ -80,4 +102,4 @@ def _row_count(folder: Path) -> int:
     return sum(pq.ParquetFile(f).metadata.num_rows for f in folder.glob("*.parquet"))
 
 
-SINK_KINDS.register("parquet", ParquetBatchSink.from_config)
+SINK_KINDS.register("parquet", ParquetBatchSink)

@@ -1,10 +1,11 @@
 """The source contract, and the registry of source kinds that ``[source] kind`` selects.
 
-A source reads its records as a streaming DataFrame of one ``raw`` string column (one row per
-input record, the original record kept for dead letters); the pipeline adds the idle ticks
-beside it (``pipeline.idle``), whatever the source, so that event time moves when the input
-is quiet (lesson L2). A source kind is one module beside this one, registered at its end with
-``SOURCE_KINDS.register`` (and imported by ``streamwarden.sources``). The config checks
+A source reads its records as a streaming DataFrame with a ``raw`` string column (one row per
+input record, the original record kept for dead letters) and, if it knows them, the record's
+event time and position (:data:`SOURCE_TIME`, :data:`SOURCE_POSITION`); the pipeline adds the
+idle ticks beside it (``pipeline.idle``), whatever the source, so that event time moves when
+the input is quiet (lesson L2). A source kind is one module beside this one, registered at its
+end with ``SOURCE_KINDS.register`` (and imported by ``streamwarden.sources``). The config checks
 ``kind`` against the registry when it is loaded. This module imports neither pyspark nor the
 config at run time, so that the config (one layer up) can use the registry.
 """
@@ -18,9 +19,16 @@ from streamwarden.registry import Registry
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from streamwarden.config.model import SourceConfig
+    from streamwarden.config.model import PipelineConfig, SourceConfig
 
-__all__ = ["SOURCE_KINDS", "Source", "source_of"]
+__all__ = ["SOURCE_KINDS", "SOURCE_POSITION", "SOURCE_TIME", "Source", "source_of"]
+
+#: Optional column of a source's records: an event time the source itself knows (epoch ms),
+#: used instead of the record's time field when present (Kafka's record timestamp).
+SOURCE_TIME = "source_time_ms"
+#: Optional column of a source's records: where the record was read (``topic pageviews
+#: partition 2 offset 1234``), added to the detail of a record that fails validation.
+SOURCE_POSITION = "source_position"
 
 
 class Source(Protocol):
@@ -28,10 +36,34 @@ class Source(Protocol):
 
     #: What a run would do if the source's identity changed under a checkpoint.
     change_effect: str
+    #: The ``[source]`` settings this kind reads (besides ``kind``); any other one given is a
+    #: config error, so that a setting of another kind is never silently ignored.
+    settings: frozenset[str]
+    #: Top-level config sections this kind needs (``"kafka"``: the cluster's connection).
+    sections: frozenset[str]
 
-    def read(self, spark: SparkSession, config: SourceConfig) -> DataFrame:
-        """A streaming DataFrame with one ``raw`` string column, one row per input record;
-        raises :class:`~streamwarden.errors.SourceError` if the source cannot be read."""
+    def check_config(self, config: SourceConfig) -> None:
+        """Raises ValueError if the settings do not fit together (checked at load, no I/O)."""
+        ...
+
+    def check(self, config: PipelineConfig) -> None:
+        """Checks, before Spark starts, that the source can be read (a landing folder exists; a
+        broker answers and has the topics); raises a
+        :class:`~streamwarden.errors.StreamwardenError` that says what to do."""
+        ...
+
+    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+        """JVM jars Spark needs for this source, beyond the engine's."""
+        ...
+
+    def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
+        """A streaming DataFrame with a ``raw`` string column, one row per input record, and
+        optionally :data:`SOURCE_TIME` and :data:`SOURCE_POSITION`; raises
+        :class:`~streamwarden.errors.SourceError` if the source cannot be read."""
+        ...
+
+    def where(self, config: SourceConfig) -> str:
+        """Where the source reads, as a run's start-up line shows it."""
         ...
 
     def identity(self, config: SourceConfig) -> dict[str, str]:

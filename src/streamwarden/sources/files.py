@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from streamwarden.config.model import SourceConfig
+    from streamwarden.config.model import PipelineConfig, SourceConfig
 
 __all__ = ["FilesSource", "read_landing"]
 
@@ -30,33 +30,60 @@ class FilesSource:
     change_effect = (
         "Spark tracks the files it read per path, so every file of the new one would be read again"
     )
+    settings = frozenset({"path", "format", "max_files_per_trigger"})
+    sections = frozenset[str]()
 
-    def read(self, spark: SparkSession, config: SourceConfig) -> DataFrame:
-        return read_landing(spark, config)
+    def check_config(self, config: SourceConfig) -> None:
+        if config.path is None:
+            raise ValueError("a files source needs a path (the landing folder)")
+
+    def check(self, config: PipelineConfig) -> None:
+        path = _landing(config.source)
+        if not path.is_dir():
+            state = "is a file, not a folder" if path.exists() else "does not exist"
+            raise SourceError(
+                f"landing directory {str(path)!r} {state}; create it or fix source.path in the "
+                "config"
+            )
+
+    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+        return ()
+
+    def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
+        return read_landing(spark, config.source)
+
+    def where(self, config: SourceConfig) -> str:
+        return str(_landing(config))
 
     def identity(self, config: SourceConfig) -> dict[str, str]:
-        return {"path": str(config.path.resolve()), "format": config.format}
+        return {"path": str(_landing(config).resolve()), "format": config.format}
 
     def describe(self, identity: dict[str, str]) -> str:
         return f"{identity.get('path')!r} ({identity.get('format')})"
+
+
+def _landing(config: SourceConfig) -> Path:
+    assert config.path is not None  # check_config
+    return config.path
 
 
 def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
     """A streaming DataFrame with one ``raw`` string column, one row per input record."""
     from pyspark.sql import functions as F
 
-    if not source.path.is_dir():
+    path = _landing(source)
+    if not path.is_dir():
         raise SourceError(
-            f"landing directory {str(source.path)!r} does not exist; create it or fix "
+            f"landing directory {str(path)!r} does not exist; create it or fix "
             "source.path in the config"
         )
     reader = spark.readStream
     if source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", source.max_files_per_trigger)
     if source.format == "jsonl":
-        return reader.text(str(source.path)).select(F.col("value").alias("raw"))
-    schema = _parquet_schema(spark, source.path)
-    frame = reader.schema(schema).parquet(str(source.path))
+        return reader.text(str(path)).select(F.col("value").alias("raw"))
+    schema = _parquet_schema(spark, path)
+    frame = reader.schema(schema).parquet(str(path))
     return frame.select(F.to_json(F.struct(*[F.col(c) for c in frame.columns])).alias("raw"))
 
 

@@ -43,6 +43,14 @@ def state_rows_tracked(conf: Mapping[str, str]) -> bool:
     return conf.get(TRACK_STATE_ROWS, "true").strip().lower() != "false"
 
 
+#: Spark hides the values of settings and source options whose names match these (in the UI,
+#: plans and error messages); Kafka's JAAS line carries the SASL password under a name that
+#: Spark's defaults ("secret|password|token|access key", and "url" for options) do not match.
+REDACTION: Mapping[str, str] = {
+    "spark.redaction.regex": "(?i)secret|password|token|access[.]?key|jaas|credential",
+    "spark.sql.redaction.options.regex": "(?i)url|jaas|password|secret|token|credential",
+}
+
 #: Local files through java.nio instead of child processes (see the engine's
 #: ``io.streamwarden.engine.fs.InProcessRawLocalFileSystem``): without Hadoop's native library,
 #: every checkpoint file forked ``chmod`` and every rename forked ``readlink``.
@@ -82,6 +90,7 @@ def build_spark_session(
         "spark.ui.showConsoleProgress": "false",
         **STATE_DEFAULTS,
         **LOCAL_FILES,
+        **REDACTION,
         **(extra_conf or {}),
     }
     # the engine jar on the JVM's own classpath too: Hadoop loads file systems outside Spark's

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.classic.column import Column as ClassicColumn
 
 from streamwarden.config.model import FieldNames, ValidationConfig
+from streamwarden.sources.base import SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
 
@@ -49,13 +50,21 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
 
     Returns one row per input row with :data:`VALIDATED_COLUMNS`; ``reason`` is null for a valid
     event. Ticks (control records written by the idle ticker, in rows whose :data:`TICK_SOURCE`
-    column is true) have ``is_tick`` set.
+    column is true) have ``is_tick`` set. A source's own event time (``SOURCE_TIME``, e.g. the
+    Kafka record timestamp) replaces the record's time field where present; a source's position
+    (``SOURCE_POSITION``) is added to the detail of a rejected record.
     """
     from_ticks = (
         F.coalesce(F.col(TICK_SOURCE), F.lit(False)) if TICK_SOURCE in raw.columns else F.lit(False)
     )
+    source_time = F.col(SOURCE_TIME) if SOURCE_TIME in raw.columns else F.lit(None)
+    position = F.col(SOURCE_POSITION) if SOURCE_POSITION in raw.columns else F.lit(None)
     parsed = raw.select(
-        "raw", from_ticks.alias("from_ticks"), parse_typed(raw, fields).alias("typed")
+        "raw",
+        from_ticks.alias("from_ticks"),
+        source_time.cast("long").alias("source_time"),
+        position.cast("string").alias("position"),
+        parse_typed(raw, fields).alias("typed"),
     )
     typed = F.col("typed")
     text = _parse_text(parsed, fields)
@@ -67,11 +76,14 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     # every expression (Spark falls back to interpreting projections that big).
     fast = typed.getField(_CORRUPT).isNull()
     names = (fields.user_id, fields.ts, fields.page_number, fields.url, TICK_FIELD, _CORRUPT)
+    source_ts = F.col("source_time")
     as_text = parsed.select(
         "raw",
         "from_ticks",
+        "position",
+        "source_time",
         fast.alias("fast"),
-        typed.getField(fields.ts).alias("ts_number"),
+        F.coalesce(source_ts, typed.getField(fields.ts)).alias("ts_number"),
         typed.getField(fields.page_number).alias("page_number_number"),
         *(
             F.when(fast, typed.getField(name).cast("string"))
@@ -81,9 +93,11 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
         ),
     )
     j = {name: F.col(f"text_{i}") for i, name in enumerate(names)}
+    if SOURCE_TIME in raw.columns:  # the source's time wins over the field, when it has one
+        j[fields.ts] = F.coalesce(source_ts.cast("string"), j[fields.ts])
     is_tick = F.col("from_ticks") & j[TICK_FIELD].isNotNull()
     ts_text, page_text = j[fields.ts], j[fields.page_number]
-    ts_ms = F.when(F.col("fast"), F.col("ts_number")).otherwise(
+    ts_ms = F.when(F.col("fast") | source_ts.isNotNull(), F.col("ts_number")).otherwise(
         F.when(ts_text.rlike(_INTEGER), ts_text.cast("long")).otherwise(
             F.unix_millis(F.try_to_timestamp(ts_text, F.lit(_ISO_FORMAT)))
         )
@@ -102,8 +116,14 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
         F.octet_length("raw").cast("long").alias("size"),
         is_tick.alias("is_tick"),
         _failure(j, fields, rules, ts_ms, page_number, is_tick).alias("failure"),
+        "position",
     )
-    return checked.select(*VALIDATED_COLUMNS[:-2], F.col("failure.reason"), F.col("failure.detail"))
+    detail = F.col("failure.detail")
+    if SOURCE_POSITION in raw.columns:
+        detail = F.when(
+            F.col("position").isNull(), detail
+        ).otherwise(F.concat(detail, F.lit(" (at "), F.col("position"), F.lit(")")))
+    return checked.select(*VALIDATED_COLUMNS[:-2], F.col("failure.reason"), detail.alias("detail"))
 
 
 def _schema(fields: FieldNames, number: str) -> str:

@@ -17,6 +17,7 @@ from streamwarden.operators.engine_rows import (
     with_watermark,
 )
 from streamwarden.operators.sessions.params import SessionParams
+from streamwarden.sources.base import SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation import TICK_SOURCE, validate_records
 
@@ -180,8 +181,9 @@ def session_engine_rows(validated: DataFrame, params: SessionParams) -> DataFram
 
 def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:
     columns = events.columns
-    if sorted(columns) == sorted(("raw", TICK_SOURCE)):  # a pipeline's landing records and ticks
-        return events.select(F.col("raw").cast("string").alias("raw"), TICK_SOURCE)
+    if "raw" in columns and TICK_SOURCE in columns:  # a pipeline's source records and ticks
+        kept = [c for c in (TICK_SOURCE, SOURCE_TIME, SOURCE_POSITION) if c in columns]
+        return events.select(F.col("raw").cast("string").alias("raw"), *kept)
     for name in ("raw", "value"):
         if name in columns and len(columns) == 1:
             return events.select(F.col(name).cast("string").alias("raw"))

@@ -1,0 +1,313 @@
+"""Kafka topic sink (``kind = "kafka"``), exactly once per micro-batch through a Kafka
+transaction.
+
+Spark's own Kafka sink is at-least-once: its tasks write independently, and a replayed batch
+writes again. This sink instead writes each batch from the driver (inside ``foreachBatch``) in
+one transaction of a transactional producer whose ``transactional.id`` is stable for the
+pipeline and the sink. The transaction also commits, atomically with the records, the batch id
+as the position of a consumer group of the same name (``send_offsets_to_transaction`` on the
+sink's topic, partition 0, offset = batch id + 1, and the rows' schema as the offset's metadata,
+from which the accounting reads the topic back). After a crash:
+
+- ``init_transactions`` of the new producer fences the old one and aborts its open transaction,
+  so a half-written batch is never visible to a ``read_committed`` consumer;
+- the group's committed position says which batch was the last one committed, and a replayed
+  batch at or below it is skipped, as the Parquet sink skips a batch folder that exists.
+
+Consumers must read with ``isolation.level = read_committed`` (records of aborted transactions
+are then never seen). Each record is a JSON object of the output row, keyed by the grouping key
+(``key`` or ``user_id``), with headers ``streamwarden-batch`` (the batch id) and, where the row
+has one, ``streamwarden-id`` (``session_id:revision``, or ``match_id``): the idempotence key.
+
+The price: the rows of a batch pass through the driver, so this sink's throughput is the
+driver's producer's (see BENCHMARKS.md), not the executors'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from streamwarden.errors import ConfigError, SinkError
+from streamwarden.kafka.cluster import QUIET, error_text, require_topics
+from streamwarden.sinks.base import SINK_KINDS
+
+if TYPE_CHECKING:
+    from confluent_kafka import Producer, TopicPartition
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from streamwarden.config.kafka import KafkaConfig
+    from streamwarden.config.model import PipelineConfig, SinkConfig
+
+__all__ = ["BATCH_HEADER", "ID_HEADER", "KafkaBatchSink", "read_topic"]
+
+BATCH_HEADER = "streamwarden-batch"
+ID_HEADER = "streamwarden-id"
+#: The grouping key of a row: the first of these columns the output has.
+_KEY_COLUMNS = ("key", "user_id")
+#: How long one transaction step may wait for the broker before the batch fails (and the
+#: query restarts from its checkpoint).
+_TIMEOUT_S = 60.0
+
+
+class KafkaBatchSink:
+    """Writes each micro-batch's rows to ``topic`` in one Kafka transaction, exactly once."""
+
+    settings = frozenset({"topic", "transactional_id"})
+    sections = frozenset({"kafka"})
+
+    def __init__(self, name: str, topic: str, kafka: KafkaConfig, transactional_id: str) -> None:
+        self.name = name
+        self.topic = topic
+        self.kafka = kafka
+        self.transactional_id = transactional_id
+        self._producer: Producer | None = None
+        #: The last batch id committed to the topic (-1: none), known once the producer is up.
+        self._committed = -1
+
+    @staticmethod
+    def check_config(config: SinkConfig) -> None:
+        if config.topic is None:
+            raise ValueError("a kafka sink needs a topic")
+
+    @staticmethod
+    def check(name: str, config: PipelineConfig) -> None:
+        kafka = _cluster(config)
+        topic = config.sinks.configured()[name].topic
+        assert topic is not None  # check_config
+        require_topics(
+            kafka.librdkafka_options(), (topic,), kafka.connect_timeout_s, f"sinks.{name}.topic"
+        )
+
+    @staticmethod
+    def jars(config: PipelineConfig) -> tuple[str, ...]:
+        from streamwarden.kafka.jars import connector_jars
+
+        return connector_jars()  # reading the topic back (accounting) uses Spark's reader
+
+    @staticmethod
+    def where(config: SinkConfig) -> str:
+        return f"kafka topic {config.topic}"
+
+    @classmethod
+    def open(cls, name: str, config: PipelineConfig) -> KafkaBatchSink:
+        sink = config.sinks.configured()[name]
+        assert sink.topic is not None  # check_config
+        return cls(
+            name, sink.topic, _cluster(config), sink.transactional_id or _default_id(config, name)
+        )
+
+    def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
+        producer = self._ready()
+        if batch_id <= self._committed:
+            return False  # committed before a crash; the replayed batch holds the same rows
+        try:
+            producer.begin_transaction()
+            for key, value, row_id in _records(rows):
+                headers: list[tuple[str, str | bytes | None]] = [
+                    (BATCH_HEADER, str(batch_id).encode())
+                ]
+                if row_id is not None:
+                    headers.append((ID_HEADER, row_id.encode()))
+                self._produce(producer, key, value, headers)
+            self._commit(producer, batch_id, rows.schema.simpleString())
+        except Exception as exc:
+            self._abort(producer)
+            raise SinkError(
+                f"sink {self.name}: batch {batch_id} could not be written to Kafka topic "
+                f"{self.topic!r}: {error_text(exc)}; the batch is written again when the pipeline "
+                "restarts"
+            ) from None
+        self._committed = batch_id
+        return True
+
+    def written_batches(self) -> list[int]:
+        """The batches up to the last committed one (the topic holds no gaps: each batch is
+        committed before the next is written). Read without a producer, so that asking never
+        fences a running pipeline's transaction."""
+        return list(range(self._last_committed(self.kafka.librdkafka_options()) + 1))
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        """Every committed row, with the schema the last batch was written with."""
+        schema = self._position(self.kafka.librdkafka_options()).metadata
+        if not schema:
+            return None  # no batch committed yet
+        return read_topic(spark, self.kafka, self.topic, schema)
+
+    def _ready(self) -> Producer:
+        """The transactional producer, started once per process: it fences any earlier
+        producer of this sink, then reads which batch was committed last."""
+        if self._producer is not None:
+            return self._producer
+        from confluent_kafka import Producer
+
+        client = self.kafka.librdkafka_options()
+        producer = Producer(
+            {
+                **client,
+                **self.kafka.producer_options,
+                "transactional.id": self.transactional_id,
+                "enable.idempotence": True,
+                "logger": QUIET,
+            }
+        )
+        try:
+            producer.init_transactions(self.kafka.connect_timeout_s)
+            self._committed = self._last_committed(client)
+        except Exception as exc:
+            raise SinkError(
+                f"sink {self.name}: Kafka at {client['bootstrap.servers']!r} refused the "
+                f"transactional producer {self.transactional_id!r}: {error_text(exc)}; check the "
+                "broker and that this principal may use transactions"
+            ) from None
+        self._producer = producer
+        return producer
+
+    def _last_committed(self, client: dict[str, str]) -> int:
+        """The batch id in the sink group's committed position (-1: none)."""
+        return max(self._position(client).offset, 0) - 1
+
+    def _position(self, client: dict[str, str]) -> TopicPartition:
+        """The sink group's committed position: the next batch id as its offset, the rows'
+        schema as its metadata. A fresh cluster answers "not coordinator" while it creates its
+        offsets topic: asked again until ``connect_timeout_s`` has passed."""
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+        settings: dict[str, Any] = {
+            **client,
+            "group.id": self.transactional_id,
+            "enable.auto.commit": False,
+            "logger": QUIET,
+        }
+        consumer = Consumer(settings)
+        deadline = time.monotonic() + self.kafka.connect_timeout_s
+        try:
+            while True:
+                try:
+                    [position] = consumer.committed(
+                        [TopicPartition(self.topic, 0)], timeout=self.kafka.connect_timeout_s
+                    )
+                    return position
+                except KafkaException as exc:
+                    if not _coordinator_busy(exc) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)  # back-off before asking the broker again
+        finally:
+            consumer.close()
+
+    def _commit(self, producer: Producer, batch_id: int, schema: str) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        client = self.kafka.librdkafka_options()
+        consumer = Consumer({**client, "group.id": self.transactional_id, "logger": QUIET})
+        try:
+            producer.send_offsets_to_transaction(
+                [TopicPartition(self.topic, 0, batch_id + 1, metadata=schema)],
+                consumer.consumer_group_metadata(),
+                _TIMEOUT_S,
+            )
+        finally:
+            consumer.close()
+        producer.commit_transaction(_TIMEOUT_S)
+
+    @staticmethod
+    def _abort(producer: Producer) -> None:
+        try:
+            producer.abort_transaction(_TIMEOUT_S)
+        except Exception:  # the batch fails anyway; a new producer aborts it on restart
+            return
+
+    def _produce(
+        self,
+        producer: Producer,
+        key: str | None,
+        value: str,
+        headers: list[tuple[str, str | bytes | None]],
+    ) -> None:
+        while True:
+            try:
+                producer.produce(
+                    self.topic,
+                    value=value.encode(),
+                    key=None if key is None else key.encode(),
+                    headers=headers,
+                )
+                producer.poll(0)
+                return
+            except BufferError:  # the local queue is full: wait for deliveries, then retry
+                producer.poll(0.1)
+
+
+def _coordinator_busy(exc: Exception) -> bool:
+    """Whether an error says only that the group coordinator is not ready yet."""
+    from confluent_kafka import KafkaError
+
+    error = exc.args[0] if exc.args else None
+    busy = (
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+    )
+    return isinstance(error, KafkaError) and (error.retriable() or error.code() in busy)
+
+
+def _records(rows: DataFrame) -> Iterator[tuple[str | None, str, str | None]]:
+    """(key, JSON value, idempotence key) of each row, computed by Spark, read partition by
+    partition (never the whole batch in the driver's memory at once)."""
+    from pyspark.sql import functions as F
+
+    columns = rows.columns
+    key = next((F.col(c) for c in _KEY_COLUMNS if c in columns), F.lit(None))
+    selected = rows.select(
+        key.cast("string").alias("k"),
+        F.to_json(F.struct(*[F.col(c) for c in columns])).alias("v"),
+        _row_id(columns).alias("i"),
+    )
+    for row in selected.toLocalIterator(prefetchPartitions=True):
+        yield row["k"], row["v"], row["i"]
+
+
+def _row_id(columns: list[str]) -> Column:
+    from pyspark.sql import functions as F
+
+    if "session_id" in columns and "revision" in columns:
+        return F.concat_ws(":", "session_id", F.col("revision").cast("string"))
+    if "match_id" in columns:
+        return F.col("match_id").cast("string")
+    return F.lit(None).cast("string")
+
+
+def read_topic(spark: SparkSession, kafka: KafkaConfig, topic: str, schema: str) -> DataFrame:
+    """Every committed record of ``topic`` (``read_committed``) as rows of ``schema`` (DDL)."""
+    from pyspark.sql import functions as F
+
+    values = (
+        spark.read.format("kafka")
+        .options(**kafka.java_options())
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("endingOffsets", "latest")
+        .option("kafka.isolation.level", "read_committed")
+        .load()
+    )
+    return values.select(F.from_json(F.col("value").cast("string"), schema).alias("r")).select(
+        "r.*"
+    )
+
+
+def _default_id(config: PipelineConfig, name: str) -> str:
+    """Stable for a pipeline and a sink: its name and its checkpoint's path (one pipeline per
+    checkpoint), so two pipelines never fence each other."""
+    where = hashlib.sha256(str(config.checkpoint.path.resolve()).encode()).hexdigest()[:12]
+    return f"streamwarden.{config.name}.{name}.{where}"
+
+
+def _cluster(config: PipelineConfig) -> KafkaConfig:
+    if config.kafka is None:  # the config model refuses this; a hand-built config may not
+        raise ConfigError("a kafka sink needs a [kafka] section")
+    return config.kafka
+
+
+SINK_KINDS.register("kafka", KafkaBatchSink)

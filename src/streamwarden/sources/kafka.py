@@ -1,0 +1,167 @@
+"""Topics of a Kafka cluster, read with Spark's Kafka source (``[source] kind = "kafka"``).
+
+Each record's value is one JSON record, validated exactly like a landing file's line. The
+record's topic, partition and offset travel with it (``SOURCE_POSITION``), so that a dead letter
+says where its record was; with ``event_time = "kafka_timestamp"`` the record's Kafka timestamp is
+its event time (``SOURCE_TIME``) instead of a field of the JSON.
+
+Offsets live only in the checkpoint, committed with the state (Spark's Kafka source never commits
+them to a consumer group): a restart from a checkpoint reads exactly what followed it. If
+retention deleted records the checkpoint still expects, the query fails with Spark's data-loss
+error, which the run reports as one line (``fail_on_data_loss = true``, the default); with
+``fail_on_data_loss = false`` it goes on, and every batch that skipped offsets is counted and
+reported (``monitoring``: ``offsets_skipped``) instead of passing in silence.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from streamwarden.errors import ConfigError
+from streamwarden.kafka.cluster import existing_topics, require_topics
+from streamwarden.sources.base import SOURCE_KINDS, SOURCE_POSITION, SOURCE_TIME
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from streamwarden.config.kafka import KafkaConfig
+    from streamwarden.config.model import PipelineConfig, SourceConfig
+
+__all__ = ["KafkaSource"]
+
+
+class KafkaSource:
+    """Topics (or a topic pattern) of the ``[kafka]`` cluster; Spark keeps the offsets per
+    topic partition, so the checkpoint depends on the topics read."""
+
+    change_effect = (
+        "Spark keeps offsets per topic partition, so the new topics would be read from "
+        "starting_offsets while the old ones' offsets stayed in the checkpoint"
+    )
+    settings = frozenset(
+        {
+            "topics",
+            "topic_pattern",
+            "starting_offsets",
+            "max_offsets_per_trigger",
+            "event_time",
+            "fail_on_data_loss",
+            "options",
+        }
+    )
+    sections = frozenset({"kafka"})
+
+    def check_config(self, config: SourceConfig) -> None:
+        if (config.topics is None) == (config.topic_pattern is None):
+            raise ValueError("a kafka source needs topics or topic_pattern (one of them)")
+        offsets = config.starting_offsets.strip()
+        if offsets not in ("earliest", "latest"):
+            try:
+                parsed = json.loads(offsets)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, dict):
+                raise ValueError(
+                    "source.starting_offsets must be 'earliest', 'latest' or JSON such as "
+                    '{"pageviews": {"0": 42, "1": -2}} (-2 earliest, -1 latest)'
+                )
+        for name in config.options:
+            if name in _OWN_OPTIONS or name.startswith("kafka.bootstrap"):
+                raise ValueError(
+                    f"source.options {name!r} is set by streamwarden; use the source or [kafka] "
+                    "setting instead"
+                )
+
+    def check(self, config: PipelineConfig) -> None:
+        kafka = _cluster(config)
+        client = kafka.librdkafka_options()
+        topics = config.source.topics
+        if topics is None:
+            existing_topics(client, kafka.connect_timeout_s)  # a pattern may match none yet
+            return
+        require_topics(client, tuple(topics), kafka.connect_timeout_s, "source.topics")
+
+    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+        from streamwarden.kafka.jars import connector_jars
+
+        return connector_jars()
+
+    def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        source = config.source
+        reader = spark.readStream.format("kafka")
+        for name, value in self.reader_options(config).items():
+            reader = reader.option(name, value)
+        frame = reader.load()
+        position = F.concat_ws(
+            " ", F.lit("topic"), "topic", F.lit("partition"), "partition", F.lit("offset"), "offset"
+        )
+        columns = [
+            # a record without a value (a tombstone) is not a JSON object: malformed_json
+            F.coalesce(F.col("value").cast("string"), F.lit("")).alias("raw"),
+            position.alias(SOURCE_POSITION),
+        ]
+        if source.event_time == "kafka_timestamp":
+            columns.append(F.unix_millis("timestamp").alias(SOURCE_TIME))
+        return frame.select(*columns)
+
+    def reader_options(self, config: PipelineConfig) -> dict[str, str]:
+        """Every option Spark's Kafka source gets (a secret among them: never print these)."""
+        source = config.source
+        options = dict(_cluster(config).java_options())
+        if source.topics is not None:
+            options["subscribe"] = ",".join(source.topics)
+        else:
+            assert source.topic_pattern is not None
+            options["subscribePattern"] = source.topic_pattern
+        options["startingOffsets"] = source.starting_offsets.strip()
+        options["failOnDataLoss"] = "true" if source.fail_on_data_loss else "false"
+        options["includeHeaders"] = "false"
+        if source.max_offsets_per_trigger is not None:
+            options["maxOffsetsPerTrigger"] = str(source.max_offsets_per_trigger)
+        return {**options, **source.options}
+
+    def where(self, config: SourceConfig) -> str:
+        if config.topics is not None:
+            return "kafka topics " + ", ".join(config.topics)
+        return f"kafka topics matching {config.topic_pattern!r}"
+
+    def identity(self, config: SourceConfig) -> dict[str, str]:
+        if config.topics is not None:
+            return {"kafka_topics": ",".join(sorted(config.topics))}
+        return {"kafka_topic_pattern": str(config.topic_pattern)}
+
+    def describe(self, identity: dict[str, str]) -> str:
+        if "kafka_topics" in identity:
+            return f"kafka topics {identity['kafka_topics']!r}"
+        if "kafka_topic_pattern" in identity:
+            return f"kafka topics matching {identity['kafka_topic_pattern']!r}"
+        return f"files at {identity.get('path')!r}"
+
+
+#: Options a source sets from its own settings; giving them in ``options`` too is refused.
+_OWN_OPTIONS = frozenset(
+    {
+        "subscribe",
+        "subscribePattern",
+        "assign",
+        "startingOffsets",
+        "failOnDataLoss",
+        "maxOffsetsPerTrigger",
+        "includeHeaders",
+        "kafka.security.protocol",
+        "kafka.sasl.jaas.config",
+        "kafka.sasl.mechanism",
+    }
+)
+
+
+def _cluster(config: PipelineConfig) -> KafkaConfig:
+    if config.kafka is None:  # the config model refuses this; a hand-built config may not
+        raise ConfigError("[source] kind = 'kafka' needs a [kafka] section")
+    return config.kafka
+
+
+SOURCE_KINDS.register("kafka", KafkaSource())

@@ -1,0 +1,108 @@
+"""Lesson L5 on a real broker: one partition of a 4-partition topic runs 20 minutes behind the
+others, which keep the watermark moving, so every record of the slow partition arrives late.
+
+With an allowed lateness that covers the lag, every session is what the events make it, and a
+session gets at most one update per micro-batch however many late events it receives. With a
+smaller lateness, the records beyond it are ``too_late`` dead letters, counted: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+
+import pytest
+
+from streamwarden.operators.base import account_run
+from streamwarden.operators.sessions.accounting import final_sessions
+from streamwarden.pipeline import Pipeline
+from streamwarden.sinks.base import open_sink
+from streamwarden.sinks.kafka import BATCH_HEADER
+from tests.kafka.support import committed_records, kafka_pipeline_config, produce, topic_name
+from tests.support import minutes
+
+pytestmark = pytest.mark.spark
+
+LAG_MINUTES = 20
+STEPS = 120  # one event per user per simulated minute
+ROUND_MINUTES = 20  # produced, then read by one run
+FAST_USERS = [f"fast-{i}" for i in range(6)]
+SLOW_USERS = [f"slow-{i}" for i in range(3)]
+
+
+def _event(user: str, minute: int) -> str:
+    return json.dumps({"user_id": user, "ts": minutes(minute), "page_number": 1})
+
+
+def _bursts(minute: int) -> bool:
+    """Users browse 40 minutes, pause 20 (longer than the 10-minute gap), and again."""
+    return minute % 60 < 40
+
+
+def _produce_round(broker, topic: str, round_: int) -> int:
+    """One round of ROUND_MINUTES: partitions 0-2 get the fast users' events of these minutes;
+    partition 3 the slow users' events LAG_MINUTES behind them. A pipeline run reads each
+    round as it arrives, as a stream would, so the slow partition's records reach it late."""
+    per_partition: dict[int, list[str]] = defaultdict(list)
+    for minute in range(round_ * ROUND_MINUTES, (round_ + 1) * ROUND_MINUTES):
+        for i, user in enumerate(FAST_USERS):
+            if minute < STEPS and _bursts(minute):
+                per_partition[i % 3].append(_event(user, minute))
+        slow_minute = minute - LAG_MINUTES
+        if slow_minute >= 0 and _bursts(slow_minute):
+            per_partition[3] += [_event(user, slow_minute) for user in SLOW_USERS]
+    return sum(produce(broker, topic, lines, partition=p) for p, lines in per_partition.items())
+
+
+def _run(spark, broker, workdir, allowed_lateness: str):
+    source, sessions, dead = (topic_name(n) for n in ("lagging", "sessions", "dead"))
+    broker.create_topic(source, partitions=4)
+    broker.create_topic(sessions)
+    broker.create_topic(dead)
+    config = kafka_pipeline_config(
+        workdir,
+        broker,
+        {"topics": [source]},
+        {"sessions": sessions, "dead_letters": dead},
+        sessions={"gap": "10m", "allowed_lateness": allowed_lateness, "max_out_of_orderness": "1m"},
+    )
+    records, batches = 0, []
+    for round_ in range(STEPS // ROUND_MINUTES + 1):  # the last round: the slow partition's rest
+        records += _produce_round(broker, source, round_)
+        last = round_ == STEPS // ROUND_MINUTES
+        batches += Pipeline(config, spark).run(once=True, drain=last).batches
+    return config, records, batches, committed_records(broker, sessions)
+
+
+def test_with_lateness_covering_the_lag_sessions_are_right_and_updated_once_per_batch(
+    spark, kafka_broker, workdir
+):
+    config, records, batches, revisions = _run(spark, kafka_broker, workdir, "30m")
+
+    accounting = account_run(spark, config, records)
+    assert accounting.balanced and not accounting.dead_letters, accounting.describe()
+    updates = Counter(
+        (r["headers"][BATCH_HEADER], r["value"]["session_id"])
+        for r in revisions
+        if r["value"]["revision"] > 0
+    )
+    late_updates_by_batch = Counter(batch for batch, _ in updates)
+    for stats in batches:
+        print(f"batch {stats.batch_id}: revisions {late_updates_by_batch[str(stats.batch_id)]}")
+    assert updates and max(updates.values()) == 1  # late updates happened, one per batch each
+    rows = open_sink("sessions", config).read(spark)
+    final = Counter((r["user_id"], r["page_count"]) for r in final_sessions(rows).collect())
+    # every user, slow or fast: two bursts of 40 events, each one session
+    assert final == Counter({(user, 40): 2 for user in FAST_USERS + SLOW_USERS})
+
+
+def test_with_a_smaller_lateness_the_records_beyond_it_are_counted_too_late(
+    spark, kafka_broker, workdir
+):
+    config, records, batches, _ = _run(spark, kafka_broker, workdir, "5m")
+
+    accounting = account_run(spark, config, records)
+    assert accounting.balanced, accounting.describe()
+    too_late = accounting.dead_letters.get("too_late", 0)
+    assert too_late > 0
+    assert too_late == sum(b.dead_letters.get("too_late", 0) for b in batches)
