@@ -19,12 +19,12 @@ from tests.config.test_pattern_config import PATTERN
 UNKNOWN = [
     ('operator = "joins"\n' + MINIMAL, "operator: unknown operator 'joins'; known operators: "),
     (
-        MINIMAL.replace("[source]\n", '[source]\nkind = "kafka"\n'),
-        "source.kind: unknown source kind 'kafka'; known kinds: files",
+        MINIMAL.replace("[source]\n", '[source]\nkind = "pulsar"\n'),
+        "source.kind: unknown source kind 'pulsar'; known kinds: files, kafka",
     ),
     (
         MINIMAL.replace("[sinks.sessions]\n", '[sinks.sessions]\nkind = "delta"\n'),
-        "sinks.sessions.kind: unknown sink kind 'delta'; known kinds: parquet",
+        "sinks.sessions.kind: unknown sink kind 'delta'; known kinds: kafka, parquet",
     ),
 ]
 
@@ -49,12 +49,12 @@ def test_the_operators_the_config_knows_are_the_registered_ones():
 
 def test_without_a_kind_the_source_is_files_and_the_sinks_parquet(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
-    assert config.source.kind == "files" and SOURCE_KINDS.names() == ["files"]
+    assert config.source.kind == "files" and SOURCE_KINDS.names() == ["files", "kafka"]
     assert isinstance(source_of(config.source), FilesSource)
-    assert SINK_KINDS.names() == ["parquet"]
+    assert SINK_KINDS.names() == ["kafka", "parquet"]
     for name, sink in config.sinks.configured().items():
         assert sink.kind == "parquet"
-        opened = open_sink(name, sink)
+        opened = open_sink(name, config)
         assert isinstance(opened, ParquetBatchSink) and opened.path == sink.path
 
 

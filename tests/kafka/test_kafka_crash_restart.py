@@ -33,9 +33,9 @@ pytestmark = pytest.mark.spark
 
 SPEC = TrafficSpec(
     users=200,
-    events=6_000,
+    events=4_000,
     rate_per_second=0.3,
-    events_per_file=6_000,
+    events_per_file=4_000,
     late_fraction=0.02,
     too_late_fraction=0.005,
     malformed_fraction=0.01,
@@ -93,7 +93,10 @@ def _kill_when(command: list[str], condition: Callable[[], bool], cwd: Path) -> 
     """Starts ``command`` (its own process group) and kills the whole group with SIGKILL as
     soon as ``condition`` holds."""
     process = subprocess.Popen(
-        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        command,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     deadline = time.monotonic() + 600
@@ -154,11 +157,14 @@ def test_killed_three_times_while_writing_to_kafka_it_resumes_to_the_uninterrupt
     command = run_command(config, "--once", "--drain")
     checkpoint_commits = root / "checkpoint" / "commits"
 
+    def seen(n: int, isolation: str) -> Callable[[], bool]:
+        return lambda: any(b >= n for b in _batches_seen(kafka_broker, sessions, isolation))
+
     def writing_batch(n: int) -> Callable[[], bool]:
-        return lambda: any(b >= n for b in _batches_seen(kafka_broker, sessions, "read_uncommitted"))
+        return seen(n, "read_uncommitted")
 
     def committed_batch(n: int) -> Callable[[], bool]:
-        return lambda: any(b >= n for b in _batches_seen(kafka_broker, sessions, "read_committed"))
+        return seen(n, "read_committed")
 
     def checkpointed_batch(n: int) -> Callable[[], bool]:
         return lambda: any(int(f.name) >= n for f in checkpoint_commits.glob("[0-9]*"))

@@ -80,9 +80,7 @@ def test_records_from_a_topic_end_in_the_session_and_dead_letter_topics_exactly_
     )
 
 
-def test_a_second_run_on_the_same_checkpoint_writes_nothing_again(
-    spark, kafka_broker, workdir
-):
+def test_a_second_run_on_the_same_checkpoint_writes_nothing_again(spark, kafka_broker, workdir):
     source, sessions, dead = (topic_name(n) for n in ("pageviews", "sessions", "dead"))
     for topic in (source, sessions, dead):
         kafka_broker.create_topic(topic)

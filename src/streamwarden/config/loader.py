@@ -9,7 +9,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from streamwarden.config.kafka import looks_secret
 from streamwarden.config.model import PipelineConfig
+from streamwarden.config.secrets import MASK
 from streamwarden.errors import ConfigError
 
 __all__ = ["invalid_config", "load_config", "parse_config"]
@@ -69,6 +71,8 @@ def _describe(err: Any, data: dict[str, Any]) -> str:
     if kind == "missing":
         return f"{where}: required setting is missing"
     message = str(err["msg"]).removeprefix("Value error, ")
+    if any(looks_secret(str(part)) for part in err["loc"]):
+        return f"{where}: {message} (got {MASK})"  # never a secret, even a misplaced one
     shown = f"got {err.get('input')!r}"
     if isinstance(err.get("input"), dict) or shown in message:  # the message says it all
         return f"{where}: {message}"
