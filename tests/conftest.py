@@ -43,8 +43,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 def kafka_broker() -> Iterator[LocalBroker]:
     """One real single-node Kafka broker for the whole test session, started the first time a
     test asks for it (a run without Kafka tests starts none) and stopped at the end. Tests share
-    it, so each uses topics of its own names."""
-    with LocalBroker() as broker:
+    it, so each uses topics of its own names. Besides its plain listener, it takes SASL/PLAIN
+    logins of one user (``tests.kafka.support.SASL_USER``) on ``broker.sasl_servers``."""
+    from tests.kafka.support import SASL_PASSWORD, SASL_USER
+
+    with LocalBroker(sasl_users={SASL_USER: SASL_PASSWORD}) as broker:
         yield broker
 
 

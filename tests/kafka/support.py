@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,11 @@ from streamwarden.kafka.producer import produce_lines
 from streamwarden.pipeline.loading import parse_pipeline_config
 
 _names = itertools.count()
+
+#: The user the session's broker takes SASL/PLAIN logins of, with a password new each session
+#: (a secret that the tests look for everywhere it must not be).
+SASL_USER = "svc"
+SASL_PASSWORD = "sw-" + secrets.token_hex(12)
 
 
 def topic_name(prefix: str) -> str:

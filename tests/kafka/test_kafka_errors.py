@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from streamwarden.cli.main import main
-from tests.kafka.support import topic_name
+from tests.kafka.support import SASL_PASSWORD, SASL_USER, committed_records, produce, topic_name
+from tests.support import pageview
 
 CONFIG = """
 [source]
@@ -92,29 +93,24 @@ def test_missing_connector_jars_are_named_with_the_fix_and_exit_2(
     assert "no-jars" in line and "make setup" in line
 
 
-def test_a_secret_reaches_no_output_and_no_file(tmp_path, kafka_broker):
-    """A SASL password given through the environment, against a broker that does not speak
-    SASL: the run fails, and the password is nowhere in what it printed or wrote."""
+def test_over_sasl_the_pipeline_runs_and_its_password_reaches_no_output_and_no_file(
+    tmp_path, kafka_broker
+):
+    """The password comes from the environment; the Kafka source (Spark's Java client) and the
+    sinks (librdkafka) log in with it; it is nowhere in what the run printed or wrote: outputs,
+    dead letters, checkpoint, progress log, status file, Spark's log."""
     source, sessions = topic_name("pageviews"), topic_name("sessions")
     kafka_broker.create_topic(source)
     kafka_broker.create_topic(sessions)
-    secret = "s3cret-hunter2-do-not-print"
+    produce(kafka_broker, source, [pageview("u1", 0), pageview("u1", 3), "not json"])
     extra = (
         'security_protocol = "SASL_PLAINTEXT"\nsasl_mechanism = "PLAIN"\n'
-        'sasl_username = "svc"\nsasl_password_env = "SW_TEST_SECRET"'
+        f'sasl_username = "{SASL_USER}"\nsasl_password_env = "SW_TEST_SECRET"'
     )
-    config = _config(tmp_path, kafka_broker.bootstrap_servers, source, sessions, extra)
-    env = {**os.environ, "SW_TEST_SECRET": secret}
+    config = _config(tmp_path, kafka_broker.sasl_servers, source, sessions, extra)
+    env = {**os.environ, "SW_TEST_SECRET": SASL_PASSWORD}
     run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "streamwarden.cli.main",
-            "run",
-            str(config),
-            "--once",
-            "--skip-doctor",
-        ],
+        [sys.executable, "-m", "streamwarden.cli.main", "run", str(config), "--once", "--drain"],
         capture_output=True,
         text=True,
         env=env,
@@ -122,12 +118,30 @@ def test_a_secret_reaches_no_output_and_no_file(tmp_path, kafka_broker):
         check=False,
         timeout=300,
     )
-    assert run.returncode != 0
-    _one_error_line(run.stderr)
-    assert secret not in run.stdout + run.stderr
-    for path in tmp_path.rglob("*"):
-        if path.is_file():
-            assert secret.encode() not in path.read_bytes(), path
+    assert run.returncode == 0, run.stderr
+    [session] = [r["value"] for r in committed_records(kafka_broker, sessions)]
+    assert session["page_count"] == 2
+    assert SASL_PASSWORD not in run.stdout + run.stderr
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert any(path.suffix == ".log" for path in written)  # Spark's log is among them
+    for path in written:
+        assert SASL_PASSWORD.encode() not in path.read_bytes(), path
+
+
+def test_a_wrong_password_is_one_line_and_shows_no_password(tmp_path, capsys, kafka_broker):
+    os.environ["SW_TEST_WRONG"] = "not-the-password-hunter2"
+    try:
+        extra = (
+            'security_protocol = "SASL_PLAINTEXT"\nsasl_mechanism = "PLAIN"\n'
+            f'sasl_username = "{SASL_USER}"\nsasl_password_env = "SW_TEST_WRONG"'
+        )
+        config = _config(tmp_path, kafka_broker.sasl_servers, "pageviews", "sessions", extra)
+        assert main(["run", str(config), "--once"]) == 1
+    finally:
+        del os.environ["SW_TEST_WRONG"]
+    err = capsys.readouterr().err
+    line = _one_error_line(err)
+    assert "did not answer" in line and "hunter2" not in err
 
 
 pytestmark = pytest.mark.spark

@@ -79,6 +79,8 @@ class BrokerSetup:
     log4j2: Path
     data: Path
     log: Path
+    #: ``host:port`` of the SASL/PLAIN listener, if the broker has one.
+    sasl_servers: str | None = None
 
 
 def free_ports(count: int) -> tuple[int, ...]:
@@ -104,11 +106,20 @@ def new_cluster_id() -> str:
             return text
 
 
-def server_properties(*, data: Path, broker_port: int, controller_port: int) -> str:
+def server_properties(
+    *,
+    data: Path,
+    broker_port: int,
+    controller_port: int,
+    sasl_port: int | None = None,
+    sasl_users: Mapping[str, str] | None = None,
+) -> str:
     """The ``server.properties`` of a single-node KRaft cluster on 127.0.0.1.
 
     The controller quorum is dynamic (``controller.quorum.bootstrap.servers``), the form Kafka
-    4 formats with ``kafka-storage format --standalone``.
+    4 formats with ``kafka-storage format --standalone``. With ``sasl_port``, a second listener
+    there takes SASL/PLAIN logins of ``sasl_users`` (name -> password) over plain TCP, as a
+    cluster behind SASL would (a test's users; the PLAINTEXT listener stays for the broker).
     """
     listeners = f"PLAINTEXT://{HOST}:{broker_port},CONTROLLER://{HOST}:{controller_port}"
     settings = {
@@ -118,14 +129,32 @@ def server_properties(*, data: Path, broker_port: int, controller_port: int) -> 
         "advertised.listeners": listeners,
         "log.dirs": str(data),
     }
+    if sasl_port is not None:
+        sasl = f"SASL_PLAINTEXT://{HOST}:{sasl_port}"
+        users = " ".join(f'user_{n}="{p}"' for n, p in (sasl_users or {}).items())
+        settings["listeners"] = settings["advertised.listeners"] = f"{listeners},{sasl}"
+        settings["listener.security.protocol.map"] += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
+        settings["sasl.enabled.mechanisms"] = "PLAIN"
+        settings["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f"{users};"
+        )
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
-def write_broker_files(folder: Path, *, broker_port: int, controller_port: int) -> BrokerSetup:
+def write_broker_files(
+    folder: Path,
+    *,
+    broker_port: int,
+    controller_port: int,
+    sasl_port: int | None = None,
+    sasl_users: Mapping[str, str] | None = None,
+) -> BrokerSetup:
     """Writes ``server.properties`` and ``log4j2.properties`` into ``folder``; returns the
-    listener and where those files, the data folder and the log file are."""
+    listeners and where those files, the data folder and the log file are."""
     files = BrokerSetup(
         bootstrap_servers=f"{HOST}:{broker_port}",
+        sasl_servers=None if sasl_port is None else f"{HOST}:{sasl_port}",
         folder=folder,
         server_properties=folder / "server.properties",
         log4j2=folder / "log4j2.properties",
@@ -134,7 +163,11 @@ def write_broker_files(folder: Path, *, broker_port: int, controller_port: int) 
     )
     files.server_properties.write_text(
         server_properties(
-            data=files.data, broker_port=broker_port, controller_port=controller_port
+            data=files.data,
+            broker_port=broker_port,
+            controller_port=controller_port,
+            sasl_port=sasl_port,
+            sasl_users=sasl_users,
         ),
         encoding="utf-8",
     )

@@ -59,8 +59,16 @@ class LocalBroker:
     """A single-node Kafka 4 broker on free ports of 127.0.0.1, started by :meth:`start` (or
     ``with``), with no topics until :meth:`create_topic` (topics are never created on use)."""
 
-    def __init__(self, *, start_timeout: timedelta = START_TIMEOUT) -> None:
+    def __init__(
+        self,
+        *,
+        start_timeout: timedelta = START_TIMEOUT,
+        sasl_users: Mapping[str, str] | None = None,
+    ) -> None:
+        """With ``sasl_users`` (name -> password), the broker also has a SASL/PLAIN listener
+        (:attr:`sasl_servers`) that takes those logins."""
         self._start_timeout = start_timeout
+        self._sasl_users = dict(sasl_users) if sasl_users else None
         self._files: BrokerSetup | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._admin: AdminClient | None = None
@@ -70,6 +78,14 @@ class LocalBroker:
     def bootstrap_servers(self) -> str:
         """``host:port`` of the broker's listener, for clients' ``bootstrap.servers``."""
         return self._running()[0].bootstrap_servers
+
+    @property
+    def sasl_servers(self) -> str:
+        """``host:port`` of the SASL/PLAIN listener (given ``sasl_users``)."""
+        servers = self._running()[0].sasl_servers
+        if servers is None:
+            raise LocalBrokerError("this local broker has no SASL listener; give sasl_users")
+        return servers
 
     @property
     def log_path(self) -> Path:
@@ -90,7 +106,7 @@ class LocalBroker:
         java = java_executable()
         folder = Path(tempfile.mkdtemp(prefix="streamwarden-kafka-"))
         try:
-            files = _prepare(folder, java, classpath)
+            files = _prepare(folder, java, classpath, self._sasl_users)
             process = _launch(java, classpath, files)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
@@ -210,11 +226,19 @@ class LocalBroker:
             ) from None
 
 
-def _prepare(folder: Path, java: str, classpath: str) -> BrokerSetup:
+def _prepare(
+    folder: Path, java: str, classpath: str, sasl_users: Mapping[str, str] | None
+) -> BrokerSetup:
     """Writes the broker's files into ``folder`` and formats its storage as a one-controller
     dynamic quorum (``kafka-storage format --standalone``, Kafka 4's form)."""
-    broker_port, controller_port = free_ports(2)
-    files = write_broker_files(folder, broker_port=broker_port, controller_port=controller_port)
+    broker_port, controller_port, sasl_port = free_ports(3)
+    files = write_broker_files(
+        folder,
+        broker_port=broker_port,
+        controller_port=controller_port,
+        sasl_port=sasl_port if sasl_users else None,
+        sasl_users=sasl_users,
+    )
     command = [
         java, *JVM_OPTIONS, f"-Dlog4j2.configurationFile={files.log4j2}",
         "-cp", classpath, "kafka.tools.StorageTool", "format",
