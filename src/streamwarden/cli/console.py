@@ -6,7 +6,7 @@ import sys
 from typing import Any, TextIO
 
 from streamwarden.config.model import OPERATOR_SECTIONS, PipelineConfig
-from streamwarden.monitoring.summary import epoch_ms, source_lag
+from streamwarden.monitoring.summary import epoch_ms, offsets_skipped, source_lag
 from streamwarden.operators.base import BatchStats
 from streamwarden.pipeline.runner import user_input_rows
 
@@ -55,6 +55,8 @@ class ProgressPrinter:
             if lag
             else ""
         )
+        if skipped := offsets_skipped(progress):
+            behind += f" | {skipped:,} offsets skipped (deleted before read, or markers)"
         print(
             f"batch {progress['batchId']:>5} | in {rows:>{COUNT},} | {outputs} "
             f"| dead letters +{dead:<{COUNT},} | state rows {state:>{COUNT},} "

@@ -15,6 +15,7 @@ from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.errors import StreamwardenError
+from streamwarden.sources.base import source_of
 
 __all__ = [
     "CONCURRENT_QUERIES",
@@ -115,6 +116,9 @@ def failure_advice(config: PipelineConfig, cause: str) -> str:
     """What to do about a batch of ``config``'s pipeline that failed with ``cause``, read from
     its checkpoint: Spark names the symptom (a log file it cannot read, a state file missing,
     "concurrent queries"), which is seldom what the user must fix."""
+    from_source = source_of(config.source).advice(config.source, cause)
+    if from_source is not None:
+        return from_source
     cut = cut_logs(config)
     if cut:  # Spark: "Incomplete log file", or "next on empty iterator"
         return (

@@ -17,15 +17,28 @@ __all__ = ["QUIET", "error_text", "existing_topics", "require_topics"]
 def existing_topics(client: Mapping[str, str], timeout_s: float) -> dict[str, int]:
     """The cluster's topics with their partition counts; :class:`UnreachableError` naming the
     servers (never a secret) if no broker answers within ``timeout_s``."""
-    from confluent_kafka import KafkaException
+    from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import AdminClient
 
     servers = client.get("bootstrap.servers", "?")
-    settings: dict[str, Any] = {**client, "logger": QUIET}
+    refused: list[str] = []
+
+    def on_error(error: KafkaError) -> None:
+        if error.code() == KafkaError._AUTHENTICATION:
+            refused.append(str(error.str()))
+
+    settings: dict[str, Any] = {**client, "logger": QUIET, "error_cb": on_error}
     admin = AdminClient(settings)
     try:
         metadata = admin.list_topics(timeout=timeout_s)
     except KafkaException as exc:
+        admin.poll(0)  # serves the error callbacks of the failed attempts
+        if refused:
+            raise UnreachableError(
+                f"Kafka at {servers!r} refused the login of user "
+                f"{client.get('sasl.username')!r} ({refused[0].splitlines()[0]}); check "
+                "[kafka] sasl_username, sasl_mechanism and the password's variable or file"
+            ) from None
         raise UnreachableError(
             f"Kafka at {servers!r} did not answer within {timeout_s:g} s "
             f"({error_text(exc)}); check [kafka] bootstrap_servers and security settings, and "

@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 __all__ = ["Finding", "FindingKind"]
 
-FindingKind = Literal["state_growth", "skew", "slow_batch", "state_rows_untracked"]
+FindingKind = Literal[
+    "state_growth", "skew", "slow_batch", "state_rows_untracked", "offsets_skipped"
+]
 
 
 @dataclass(frozen=True)

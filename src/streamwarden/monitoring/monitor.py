@@ -185,6 +185,8 @@ class QueryMonitor:
         findings = [*self.leak_alarm.observe(summary), *self.skew.check(summary.batch_id, loads)]
         if self.slow is not None and (slow := self.slow.observe(summary)) is not None:
             findings.append(slow)
+        if summary.offsets_skipped:
+            findings.append(_skipped_finding(summary.batch_id, summary.offsets_skipped))
         if self._untracked is not None and summary.operators:
             findings.append(_untracked_finding(summary.batch_id, self._untracked))
             self._untracked = None
@@ -208,6 +210,18 @@ class QueryMonitor:
     def _publish(self) -> None:
         if self.folder is not None:
             write_status(self.folder, {**self._status, "updated_at_ms": self.clock_ms()})
+
+
+def _skipped_finding(batch_id: int, skipped: int) -> Finding:
+    return Finding(
+        "offsets_skipped",
+        batch_id,
+        f"the batch read past {skipped} Kafka offsets that held no record: records deleted by "
+        "retention before the pipeline read them (allowed by source.fail_on_data_loss = "
+        "false), or the markers of a transactional producer; if the topic is not written "
+        "transactionally, these records are lost: read faster, or keep them longer",
+        details={"offsets": skipped},
+    )
 
 
 def _untracked_finding(batch_id: int, value: str) -> Finding:

@@ -28,6 +28,7 @@ unless the name ends in ``_total``.
                                                         ``input``)
 ``streamwarden_dead_letters_total{reason}``             dead letters by reason (counter)
 ``streamwarden_source_lag_records{topic,partition}``    Kafka: records behind the latest offset
+``streamwarden_source_offsets_skipped_total``           Kafka: offsets read past without a record
 ``streamwarden_batch_state_bytes_written``              state bytes the last batch added
 ``streamwarden_checkpoint_state_bytes_written_total``   ... since start (counter)
 ``streamwarden_checkpoint_batch_metadata_bytes``        offsets/commits files of the last batch
@@ -109,6 +110,12 @@ class PrometheusExporter:
             [*q, "topic", "partition"],
             registry=r,
         )
+        self.offsets_skipped = Counter(
+            P + "source_offsets_skipped",
+            "Offsets a batch covered without a record (deleted before read, or markers)",
+            q,
+            registry=r,
+        )
         self.state_written = Gauge(
             P + "batch_state_bytes_written", "State bytes the last batch added", q, registry=r
         )
@@ -176,6 +183,7 @@ class PrometheusExporter:
             self.skew.labels(q, load.operator, "input").set(load.ratio(load.input_rows))
         for reason, count in s.dead_letters.items():
             self.dead_letters.labels(q, reason).inc(count)
+        self.offsets_skipped.labels(q).inc(s.offsets_skipped)
         for where, lag in s.source_lag.items():
             topic, _, partition = where.rpartition("/")
             self.source_lag.labels(q, topic, partition).set(lag)

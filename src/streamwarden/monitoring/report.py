@@ -47,6 +47,7 @@ _COLOURS = {
     "skew": "tab:purple",
     "slow_batch": "tab:orange",
     "state_rows_untracked": "tab:gray",
+    "offsets_skipped": "tab:brown",
 }
 
 

@@ -70,6 +70,10 @@ class BatchSummary:
     #: Per ``topic/partition`` of a Kafka source: records behind the latest offset once this
     #: batch was read (consumer lag). Empty for sources without offsets per partition.
     source_lag: dict[str, int] = field(default_factory=dict)
+    #: Offsets of a Kafka source that this batch covered but read no record at: deleted by
+    #: retention before they were read (with ``fail_on_data_loss = false``), or the commit
+    #: markers of a producer's transactions, which take an offset each.
+    offsets_skipped: int = 0
 
     @property
     def batch_duration_ms(self) -> int:
@@ -108,6 +112,7 @@ class BatchSummary:
             operators=[_operator(i, op) for i, op in enumerate(progress.get("stateOperators", []))],
             dead_letters=observed_dead_letters(progress),
             source_lag=source_lag(progress),
+            offsets_skipped=offsets_skipped(progress),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -146,6 +151,19 @@ def source_lag(progress: dict[str, Any]) -> dict[str, int]:
             if where in latest:
                 lag[where] = max(latest[where] - offset, 0)
     return lag
+
+
+def offsets_skipped(progress: dict[str, Any]) -> int:
+    """For sources with offsets per partition: offsets the batch covered minus the records it
+    read (0 for any other source)."""
+    skipped = 0
+    for source in progress.get("sources") or []:
+        start, end = _partitions(source.get("startOffset")), _partitions(source.get("endOffset"))
+        if not end:
+            continue
+        covered = sum(offset - start.get(where, offset) for where, offset in end.items())
+        skipped += max(covered - int(source.get("numInputRows") or 0), 0)
+    return skipped
 
 
 def _partitions(offsets: Any) -> dict[str, int]:

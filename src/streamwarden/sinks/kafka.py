@@ -100,12 +100,14 @@ class KafkaBatchSink:
         )
 
     def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
+        from confluent_kafka import KafkaException
+
         producer = self._ready()
         if batch_id <= self._committed:
             return False  # committed before a crash; the replayed batch holds the same rows
+        producer.begin_transaction()
         try:
-            producer.begin_transaction()
-            for key, value, row_id in _records(rows):
+            for key, value, row_id in _records(rows):  # Spark computes the rows here
                 headers: list[tuple[str, str | bytes | None]] = [
                     (BATCH_HEADER, str(batch_id).encode())
                 ]
@@ -113,13 +115,16 @@ class KafkaBatchSink:
                     headers.append((ID_HEADER, row_id.encode()))
                 self._produce(producer, key, value, headers)
             self._commit(producer, batch_id, rows.schema.simpleString())
-        except Exception as exc:
+        except KafkaException as exc:
             self._abort(producer)
             raise SinkError(
                 f"sink {self.name}: batch {batch_id} could not be written to Kafka topic "
-                f"{self.topic!r}: {error_text(exc)}; the batch is written again when the pipeline "
-                "restarts"
+                f"{self.topic!r}: {error_text(exc)}; the batch is written again when the "
+                "pipeline restarts"
             ) from None
+        except BaseException:  # the batch's rows failed (a Spark error): no transaction left
+            self._abort(producer)
+            raise
         self._committed = batch_id
         return True
 

@@ -66,6 +66,11 @@ class Source(Protocol):
         """Where the source reads, as a run's start-up line shows it."""
         ...
 
+    def advice(self, config: SourceConfig, cause: str) -> str | None:
+        """What to do about a failed batch whose ``cause`` (Spark's message) is the source's
+        to explain, or None."""
+        ...
+
     def identity(self, config: SourceConfig) -> dict[str, str]:
         """What the checkpoint's offsets depend on (where the source reads, and how): a
         checkpoint that has read one identity is refused under another

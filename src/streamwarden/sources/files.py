@@ -55,6 +55,9 @@ class FilesSource:
     def where(self, config: SourceConfig) -> str:
         return str(_landing(config))
 
+    def advice(self, config: SourceConfig, cause: str) -> str | None:
+        return None
+
     def identity(self, config: SourceConfig) -> dict[str, str]:
         return {"path": str(_landing(config).resolve()), "format": config.format}
 

@@ -128,6 +128,19 @@ class KafkaSource:
             return "kafka topics " + ", ".join(config.topics)
         return f"kafka topics matching {config.topic_pattern!r}"
 
+    def advice(self, config: SourceConfig, cause: str) -> str | None:
+        signs = ("KAFKA_DATA_LOSS", "Some data may have been lost", "OffsetOutOfRangeException")
+        if not any(sign in cause for sign in signs):
+            return None
+        return (
+            "records the checkpoint still expects were deleted from Kafka before the pipeline "
+            "read them (retention, or a topic deleted and made again): they cannot be read any "
+            "more. To go on without them, set source.fail_on_data_loss = false and run again; "
+            "the offsets read past are then counted and reported (offsets_skipped in the "
+            "progress log, a warning, streamwarden_source_offsets_skipped_total). To keep this "
+            "from happening, keep records longer (retention.ms) or read faster"
+        )
+
     def identity(self, config: SourceConfig) -> dict[str, str]:
         if config.topics is not None:
             return {"kafka_topics": ",".join(sorted(config.topics))}

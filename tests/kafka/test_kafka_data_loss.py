@@ -1,0 +1,90 @@
+"""Records the checkpoint still expects, deleted from the topic before the pipeline read them
+(retention, or a delete): by default the run stops with one line that says what was lost and
+what to do; with ``fail_on_data_loss = false`` it goes on, and the skipped offsets are counted
+and reported. Never a silent skip."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamwarden.cli.main import main
+from streamwarden.pipeline import Pipeline
+from tests.kafka.support import client, kafka_pipeline_config, produce, topic_name
+from tests.support import pageview
+
+pytestmark = pytest.mark.spark
+
+
+def _delete_before(broker, topic: str, offset: int) -> None:
+    """What retention does: the partition's records before ``offset`` are gone."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient(client(broker))
+    [future] = admin.delete_records([TopicPartition(topic, 0, offset)]).values()
+    assert future.result(timeout=30).low_watermark == offset
+
+
+def _topics_with_a_gap(broker, workdir, spark, **source):
+    source_topic, sessions, dead = (topic_name(n) for n in ("pageviews", "sessions", "dead"))
+    for topic in (source_topic, sessions, dead):
+        broker.create_topic(topic)
+    config = kafka_pipeline_config(
+        workdir, broker, {"topics": [source_topic], **source},
+        {"sessions": sessions, "dead_letters": dead},
+    )  # fmt: skip
+    produce(broker, source_topic, [pageview("u1", m) for m in range(10)])
+    Pipeline(config, spark).run(once=True)  # reads offsets 0-9
+    produce(broker, source_topic, [pageview("u1", 10 + m) for m in range(10)])
+    _delete_before(broker, source_topic, 15)  # 10-14 never read
+    return config
+
+
+def test_by_default_a_deleted_range_stops_the_run_with_one_line_saying_what_to_do(
+    spark, kafka_broker, workdir, capsys
+):
+    config = _topics_with_a_gap(kafka_broker, workdir, spark)
+    toml = workdir / "pipeline.toml"
+    toml.write_text(
+        f"""
+name = "kafka-test"
+[source]
+kind = "kafka"
+topics = {config.source.topics!r}
+[kafka]
+bootstrap_servers = "{kafka_broker.bootstrap_servers}"
+[sinks.sessions]
+kind = "kafka"
+topic = "{config.sinks.configured()["sessions"].topic}"
+[sinks.dead_letters]
+kind = "kafka"
+topic = "{config.sinks.configured()["dead_letters"].topic}"
+[checkpoint]
+path = "{config.checkpoint.path}"
+[spark]
+shuffle_partitions = 2
+[monitoring]
+prometheus_port = "off"
+""".replace("['", '["').replace("']", '"]')
+    )
+    assert main(["run", str(toml), "--once", "--skip-doctor"]) == 1
+    err = capsys.readouterr().err
+    first = err.strip().splitlines()[0]
+    assert first.startswith("Error: ") and "Traceback" not in err
+    assert "deleted from Kafka before the pipeline read them" in err
+    assert "fail_on_data_loss = false" in err
+
+
+def test_allowed_a_deleted_range_is_counted_and_reported(spark, kafka_broker, workdir):
+    config = _topics_with_a_gap(kafka_broker, workdir, spark, fail_on_data_loss=False)
+    pipeline = Pipeline(config, spark)
+    result = pipeline.run(once=True)
+
+    assert sum(int(p["numInputRows"]) for p in result.progress) == 5  # offsets 15-19
+    assert pipeline.monitor is not None
+    skipped = [r.summary.offsets_skipped for r in pipeline.monitor.records]
+    findings = [f for r in pipeline.monitor.records for f in r.findings]
+    assert sum(skipped) == 5
+    assert [f.kind for f in findings] == ["offsets_skipped"] and "5 Kafka offsets" in findings[
+        0
+    ].message
