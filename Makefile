@@ -12,7 +12,7 @@ ENGINE_TESTS_OK := .cache/engine-tests.ok
 # tests' local Kafka broker. fetch_jars.sh writes each set's stamp last.
 JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched
 
-.PHONY: demo test test-engine lint soak bench bench-patterns bench-rescale setup clean
+.PHONY: demo demo-kafka test test-engine lint soak bench bench-patterns bench-rescale setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
 
@@ -31,6 +31,11 @@ $(JAR): $(VENV)/.installed $(ENGINE_SOURCES) scripts/build_engine.sh scripts/jav
 
 demo: setup
 	$(BIN)/streamwarden demo
+
+# The Kafka variant: a local broker from the cached jars, pageviews produced live, sessions and
+# dead letters written to topics exactly once, the accounting read back from the topics.
+demo-kafka: setup
+	$(BIN)/streamwarden demo kafka
 
 test: setup lint test-engine
 	$(BIN)/pytest -q

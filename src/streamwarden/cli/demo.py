@@ -1,7 +1,8 @@
-"""``streamwarden demo [sessions|patterns]``: generated traffic through a pipeline on local Spark.
+"""``streamwarden demo [sessions|patterns|kafka]``: generated traffic through a pipeline on local
+Spark.
 
-The two variants live in :mod:`streamwarden.cli.demo_sessions` and
-:mod:`streamwarden.cli.demo_patterns`, loaded (with Spark) only when the demo runs.
+The variants live in :mod:`streamwarden.cli.demo_sessions`, :mod:`streamwarden.cli.demo_patterns`
+and :mod:`streamwarden.cli.demo_kafka`, loaded (with Spark) only when the demo runs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+#: Default ``--events``: the Kafka variant's is smaller, to finish in a minute or two on 2 cores.
+EVENTS, KAFKA_EVENTS = 60_000, 30_000
+
 
 def register(commands: Subcommands) -> None:
     parser = commands.add_parser(
@@ -25,9 +29,10 @@ def register(commands: Subcommands) -> None:
     parser.add_argument(
         "variant",
         nargs="?",
-        choices=("sessions", "patterns"),
+        choices=("sessions", "patterns", "kafka"),
         default="sessions",
-        help="sessions (default), or patterns: actors scanning hosts, matched live",
+        help="sessions (default); patterns: actors scanning hosts, matched live; or kafka: "
+        "pageviews produced to a local Kafka broker, sessionized live into Kafka topics",
     )
     parser.add_argument(
         "--out",
@@ -38,9 +43,9 @@ def register(commands: Subcommands) -> None:
     parser.add_argument(
         "--events",
         type=at_least(1),
-        default=60_000,
-        help="pageview records to generate, a few of them late, too late or malformed (default: "
-        "%(default)s); patterns adds the actors' scans",
+        default=None,
+        help=f"pageview records to generate, a few of them late, too late or malformed (default: "
+        f"{EVENTS}; kafka: {KAFKA_EVENTS}); patterns adds the actors' scans",
     )
     parser.add_argument(
         "--users",
@@ -69,17 +74,38 @@ def register(commands: Subcommands) -> None:
         "%(default)s); the run adds a few batches with no input, in which the watermark moves "
         "and the final drain tick closes every state",
     )
-    parser.set_defaults(handler=demo_command)
+    parser.add_argument(
+        "--rate",
+        type=at_least(1),
+        default=3_000,
+        help="records produced to the topic per second (kafka; default: %(default)s)",
+    )
+    parser.set_defaults(
+        handler=demo_command,
+        interrupted="Interrupted; the demo stopped (a Kafka broker it started, too); the next "
+        "demo starts afresh.",
+    )
 
 
 def demo_command(args: argparse.Namespace) -> int:
     """Runs the chosen variant; exit 1 if its accounting does not balance."""
+    if args.variant == "kafka":
+        from streamwarden.cli.demo_kafka import kafka_demo_command
+
+        return kafka_demo_command(
+            args.out,
+            events=args.events or KAFKA_EVENTS,
+            users=args.users,
+            seed=args.seed,
+            rate=args.rate,
+        )
+    events = args.events or EVENTS
     if args.variant == "patterns":
         from streamwarden.cli.demo_patterns import patterns_demo_command
 
         return patterns_demo_command(
             args.out,
-            events=args.events,
+            events=events,
             users=args.users,
             actors=args.actors,
             seed=args.seed,
@@ -88,5 +114,5 @@ def demo_command(args: argparse.Namespace) -> int:
     from streamwarden.cli.demo_sessions import sessions_demo_command
 
     return sessions_demo_command(
-        args.out, events=args.events, users=args.users, seed=args.seed, batches=args.batches
+        args.out, events=events, users=args.users, seed=args.seed, batches=args.batches
     )
