@@ -64,6 +64,8 @@ class KafkaBatchSink:
         self.kafka = kafka
         self.transactional_id = transactional_id
         self._producer: Producer | None = None
+        #: The sink group's identity for ``send_offsets_to_transaction`` (with the producer).
+        self._group_metadata: object = None
         #: The last batch id committed to the topic (-1: none), known once the producer is up.
         self._committed = -1
 
@@ -161,6 +163,7 @@ class KafkaBatchSink:
         try:
             producer.init_transactions(self.kafka.connect_timeout_s)
             self._committed = self._last_committed(client)
+            self._group_metadata = _group_metadata(client, self.transactional_id)
         except Exception as exc:
             raise SinkError(
                 f"sink {self.name}: Kafka at {client['bootstrap.servers']!r} refused the "
@@ -203,18 +206,13 @@ class KafkaBatchSink:
             consumer.close()
 
     def _commit(self, producer: Producer, batch_id: int, schema: str) -> None:
-        from confluent_kafka import Consumer, TopicPartition
+        from confluent_kafka import TopicPartition
 
-        client = self.kafka.librdkafka_options()
-        consumer = Consumer({**client, "group.id": self.transactional_id, "logger": QUIET})
-        try:
-            producer.send_offsets_to_transaction(
-                [TopicPartition(self.topic, 0, batch_id + 1, metadata=schema)],
-                consumer.consumer_group_metadata(),
-                _TIMEOUT_S,
-            )
-        finally:
-            consumer.close()
+        producer.send_offsets_to_transaction(
+            [TopicPartition(self.topic, 0, batch_id + 1, metadata=schema)],
+            self._group_metadata,
+            _TIMEOUT_S,
+        )
         producer.commit_transaction(_TIMEOUT_S)
 
     @staticmethod
@@ -243,6 +241,18 @@ class KafkaBatchSink:
                 return
             except BufferError:  # the local queue is full: wait for deliveries, then retry
                 producer.poll(0.1)
+
+
+def _group_metadata(client: dict[str, str], group: str) -> object:
+    """The identity of consumer group ``group``, as a transaction's offsets commit needs it
+    (the group has no members: only its committed position is used)."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({**client, "group.id": group, "logger": QUIET})
+    try:
+        return consumer.consumer_group_metadata()
+    finally:
+        consumer.close()
 
 
 def _coordinator_busy(exc: Exception) -> bool:
