@@ -119,3 +119,11 @@ def test_a_password_file_is_read_and_a_missing_variable_is_named(tmp_path, monke
     assert from_file.kafka is not None
     secret = from_file.kafka.password()
     assert secret is not None and secret.reveal() == "from-a-file"
+
+
+def test_the_kafka_example_config_loads():
+    from pathlib import Path
+
+    config = load_config(Path(__file__).parents[2] / "examples" / "kafka.toml")
+    assert config.source.kind == "kafka" and config.source.topics == ["pageviews"]
+    assert {s.kind for s in config.sinks.configured().values()} == {"kafka"}
