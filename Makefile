@@ -12,7 +12,8 @@ ENGINE_TESTS_OK := .cache/engine-tests.ok
 # tests' local Kafka broker. fetch_jars.sh writes each set's stamp last.
 JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched
 
-.PHONY: demo demo-kafka test test-engine lint soak bench bench-patterns bench-rescale setup clean
+.PHONY: demo demo-kafka test test-engine lint soak bench bench-patterns bench-rescale bench-kafka \
+	setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
 
@@ -69,6 +70,10 @@ bench-patterns: setup
 
 bench-rescale: setup
 	$(BIN)/python bench/rescale_bench.py
+
+# Kafka in and out: a local broker, throughput against files -> Parquet, end-to-end latency.
+bench-kafka: setup
+	$(BIN)/python bench/kafka_bench.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output
