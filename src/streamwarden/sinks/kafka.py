@@ -14,6 +14,8 @@ from which the accounting reads the topic back). After a crash:
 - the group's committed position says which batch was the last one committed, and a replayed
   batch at or below it is skipped, as the Parquet sink skips a batch folder that exists.
 
+A batch without rows opens no transaction (its replay has no rows either).
+
 Consumers must read with ``isolation.level = read_committed`` (records of aborted transactions
 are then never seen). Each record is a JSON object of the output row, keyed by the grouping key
 (``key`` or ``user_id``), with headers ``streamwarden-batch`` (the batch id) and, where the row
@@ -107,33 +109,40 @@ class KafkaBatchSink:
         producer = self._ready()
         if batch_id <= self._committed:
             return False  # committed before a crash; the replayed batch holds the same rows
-        producer.begin_transaction()
+        started = False  # a batch without rows needs no transaction (and its replay has none)
         try:
             for key, value, row_id in _records(rows):  # Spark computes the rows here
+                if not started:
+                    producer.begin_transaction()
+                    started = True
                 headers: list[tuple[str, str | bytes | None]] = [
                     (BATCH_HEADER, str(batch_id).encode())
                 ]
                 if row_id is not None:
                     headers.append((ID_HEADER, row_id.encode()))
                 self._produce(producer, key, value, headers)
-            self._commit(producer, batch_id, rows.schema.simpleString())
+            if started:
+                self._commit(producer, batch_id, rows.schema.simpleString())
         except KafkaException as exc:
-            self._abort(producer)
+            if started:
+                self._abort(producer)
             raise SinkError(
                 f"sink {self.name}: batch {batch_id} could not be written to Kafka topic "
                 f"{self.topic!r}: {error_text(exc)}; the batch is written again when the "
                 "pipeline restarts"
             ) from None
         except BaseException:  # the batch's rows failed (a Spark error): no transaction left
-            self._abort(producer)
+            if started:
+                self._abort(producer)
             raise
         self._committed = batch_id
         return True
 
     def written_batches(self) -> list[int]:
-        """The batches up to the last committed one (the topic holds no gaps: each batch is
-        committed before the next is written). Read without a producer, so that asking never
-        fences a running pipeline's transaction."""
+        """The batches up to the last committed one (each batch is committed before the next
+        is written; one without rows has no transaction, and writes nothing when replayed).
+        Read without a producer, so that asking never fences a running pipeline's
+        transaction."""
         return list(range(self._last_committed(self.kafka.librdkafka_options()) + 1))
 
     def read(self, spark: SparkSession) -> DataFrame | None:
