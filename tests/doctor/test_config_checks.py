@@ -233,6 +233,19 @@ def test_a_log_checksum_left_without_its_file_is_an_error_saying_to_delete_it(
     assert str(stray) in finding.message and f"delete {stray}" in finding.fix
 
 
+@pytest.mark.spark
+def test_the_checksum_a_killed_rename_leaves_is_not_a_finding(sessions_checkpoint, tmp_path):
+    """SIGKILL between Spark's rename of ``commits/N`` into place and the rename of its
+    checksum leaves ``commits/N`` without ``.N.crc`` and the temporary file's checksum behind:
+    debris Spark never reads or writes again, so a restart must not need a person."""
+    copy = tmp_path / "checkpoint"
+    shutil.copytree(sessions_checkpoint, copy)
+    latest = max(int(p.name) for p in (copy / "commits").iterdir() if p.name.isdigit())
+    checksum = copy / "commits" / f".{latest}.crc"
+    checksum.rename(copy / "commits" / f"..{latest}.0b7c2f4e-5d1a-4e8b-9f00-6c1d2e3f4a5b.tmp.crc")
+    assert "checkpoint-orphan-checksum" not in codes(config(checkpoint={"path": str(copy)}))
+
+
 def cut_copy(checkpoint: Path, root: Path, *, log: str, uncommit: bool = False) -> Path:
     """A copy of ``checkpoint`` whose latest ``log`` file (offsets or commits) is empty, as a
     power loss right after Spark renamed it into place leaves it; ``uncommit`` also removes

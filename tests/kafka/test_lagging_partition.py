@@ -66,18 +66,32 @@ def _run(spark, broker, workdir, allowed_lateness: str):
         {"sessions": sessions, "dead_letters": dead},
         sessions={"gap": "10m", "allowed_lateness": allowed_lateness, "max_out_of_orderness": "1m"},
     )
-    records, batches = 0, []
+    records, batches, slow_read = 0, [], {}
     for round_ in range(STEPS // ROUND_MINUTES + 1):  # the last round: the slow partition's rest
         records += _produce_round(broker, source, round_)
         last = round_ == STEPS // ROUND_MINUTES
-        batches += Pipeline(config, spark).run(once=True, drain=last).batches
-    return config, records, batches, committed_records(broker, sessions)
+        result = Pipeline(config, spark).run(once=True, drain=last)
+        batches += result.batches
+        slow_read |= {p["batchId"]: _read_from_partition_3(p, source) for p in result.progress}
+    return config, records, batches, committed_records(broker, sessions), slow_read
+
+
+def _read_from_partition_3(progress: dict, topic: str) -> int:
+    """Records the batch read from the slow partition: all of them late."""
+    read = 0
+    for source in progress.get("sources", []):
+        end, start = source.get("endOffset"), source.get("startOffset")
+        end = json.loads(end) if isinstance(end, str) else end
+        start = json.loads(start) if isinstance(start, str) else start
+        if isinstance(end, dict) and topic in end:
+            read += end[topic]["3"] - ((start or {}).get(topic) or {}).get("3", 0)
+    return read
 
 
 def test_with_lateness_covering_the_lag_sessions_are_right_and_updated_once_per_batch(
     spark, kafka_broker, workdir
 ):
-    config, records, batches, revisions = _run(spark, kafka_broker, workdir, "30m")
+    config, records, batches, revisions, slow_read = _run(spark, kafka_broker, workdir, "30m")
 
     accounting = account_run(spark, config, records)
     assert accounting.balanced and not accounting.dead_letters, accounting.describe()
@@ -87,8 +101,10 @@ def test_with_lateness_covering_the_lag_sessions_are_right_and_updated_once_per_
         if r["value"]["revision"] > 0
     )
     late_updates_by_batch = Counter(batch for batch, _ in updates)
-    for stats in batches:
-        print(f"batch {stats.batch_id}: revisions {late_updates_by_batch[str(stats.batch_id)]}")
+    for stats in batches:  # late records in, the session updates they caused out
+        late = slow_read.get(stats.batch_id, 0)
+        updates = late_updates_by_batch[str(stats.batch_id)]
+        print(f"batch {stats.batch_id}: late records {late} (slow partition), updates {updates}")
     assert updates and max(updates.values()) == 1  # late updates happened, one per batch each
     rows = open_sink("sessions", config).read(spark)
     final = Counter((r["user_id"], r["page_count"]) for r in final_sessions(rows).collect())
@@ -99,7 +115,7 @@ def test_with_lateness_covering_the_lag_sessions_are_right_and_updated_once_per_
 def test_with_a_smaller_lateness_the_records_beyond_it_are_counted_too_late(
     spark, kafka_broker, workdir
 ):
-    config, records, batches, _ = _run(spark, kafka_broker, workdir, "5m")
+    config, records, batches, _, _ = _run(spark, kafka_broker, workdir, "5m")
 
     accounting = account_run(spark, config, records)
     assert accounting.balanced, accounting.describe()

@@ -149,7 +149,12 @@ class CheckpointFiles:
         """Checksum files (``.N.crc``) of the query's logs whose file ``N`` is gone, as when
         ``commits/N`` was deleted by hand and its hidden checksum was not. Spark cannot write
         ``N`` again beside one: it fails the batch with "Multiple streaming queries are
-        concurrently using", which is not the cause. Deleting them is safe."""
+        concurrently using", which is not the cause. Deleting them is safe.
+
+        The checksum of a temporary file (``..N.<uuid>.tmp.crc``) is not one: a process killed
+        between Spark's rename of ``N`` into place and the rename of its checksum leaves it,
+        and Spark never writes that temporary name again, so it harms nothing (a restart
+        resumes, and needs no person)."""
         folders = [self.path / "offsets", self.path / "commits"]
         sources = self.path / "sources"
         if sources.is_dir():
@@ -159,7 +164,8 @@ class CheckpointFiles:
             for folder in folders
             if folder.is_dir()
             for checksum in sorted(folder.glob(".*.crc"))
-            if not (folder / checksum.name[1 : -len(".crc")]).exists()
+            if not checksum.name.endswith(".tmp.crc")
+            and not (folder / checksum.name[1 : -len(".crc")]).exists()
         ]
 
     def cut_logs(self) -> list[Path]:
