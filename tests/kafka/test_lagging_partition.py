@@ -103,8 +103,8 @@ def test_with_lateness_covering_the_lag_sessions_are_right_and_updated_once_per_
     late_updates_by_batch = Counter(batch for batch, _ in updates)
     for stats in batches:  # late records in, the session updates they caused out
         late = slow_read.get(stats.batch_id, 0)
-        updates = late_updates_by_batch[str(stats.batch_id)]
-        print(f"batch {stats.batch_id}: late records {late} (slow partition), updates {updates}")
+        made = late_updates_by_batch[str(stats.batch_id)]
+        print(f"batch {stats.batch_id}: late records {late} (slow partition), updates {made}")
     assert updates and max(updates.values()) == 1  # late updates happened, one per batch each
     rows = open_sink("sessions", config).read(spark)
     final = Counter((r["user_id"], r["page_count"]) for r in final_sessions(rows).collect())

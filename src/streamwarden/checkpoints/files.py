@@ -145,7 +145,7 @@ class CheckpointFiles:
             offsets = self.path / "offsets" / str(batches[-1])
             raise _damaged(offsets, f"{_SHUFFLE_PARTITIONS} is {value!r}") from None
 
-    def orphan_checksums(self) -> list[Path]:
+    def orphan_checksums(self, *, with_debris: bool = False) -> list[Path]:
         """Checksum files (``.N.crc``) of the query's logs whose file ``N`` is gone, as when
         ``commits/N`` was deleted by hand and its hidden checksum was not. Spark cannot write
         ``N`` again beside one: it fails the batch with "Multiple streaming queries are
@@ -154,7 +154,8 @@ class CheckpointFiles:
         The checksum of a temporary file (``..N.<uuid>.tmp.crc``) is not one: a process killed
         between Spark's rename of ``N`` into place and the rename of its checksum leaves it,
         and Spark never writes that temporary name again, so it harms nothing (a restart
-        resumes, and needs no person)."""
+        resumes, and needs no person). ``with_debris`` lists those too, for advice after a
+        failure that named them (deleting them is as safe)."""
         folders = [self.path / "offsets", self.path / "commits"]
         sources = self.path / "sources"
         if sources.is_dir():
@@ -164,7 +165,7 @@ class CheckpointFiles:
             for folder in folders
             if folder.is_dir()
             for checksum in sorted(folder.glob(".*.crc"))
-            if not checksum.name.endswith(".tmp.crc")
+            if (with_debris or not checksum.name.endswith(".tmp.crc"))
             and not (folder / checksum.name[1 : -len(".crc")]).exists()
         ]
 

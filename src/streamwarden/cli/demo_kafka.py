@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.demo_folder import replace_demo_folder
+from streamwarden.cli.demo_sessions import demo_traffic
 from streamwarden.cli.logs import spark_logging_to
 from streamwarden.config import PipelineConfig
 from streamwarden.doctor.connections import required_jars
@@ -35,7 +36,7 @@ from streamwarden.operators.base import BatchStats, account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.runner import user_input_rows
-from streamwarden.sources.generator import TrafficSpec, TrafficSummary, generate_traffic
+from streamwarden.sources.generator import TrafficSummary, generate_traffic
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -122,18 +123,7 @@ def kafka_demo_command(
 def _generate(folder: Path, *, events: int, users: int, seed: int) -> TrafficSummary:
     """The sessions demo's traffic (late, too late and malformed records among it) as files,
     which the producer then sends line by line."""
-    spec = TrafficSpec(
-        users=users,
-        events=events,
-        rate_per_second=users / 600,
-        seed=seed,
-        late_fraction=0.02,
-        late_delay=(timedelta(minutes=45), timedelta(minutes=70)),
-        too_late_fraction=0.005,
-        too_late_delay=timedelta(hours=2),
-        malformed_fraction=0.01,
-        files=10,
-    )
+    spec = demo_traffic(events=events, users=users, seed=seed, files=10)
     summary = generate_traffic(spec, folder)
     print(
         f"generated {summary.records:,} records ({summary.events:,} pageviews of "

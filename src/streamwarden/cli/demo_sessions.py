@@ -15,7 +15,24 @@ from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account, final_sessions, read_output
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 
-__all__ = ["sessions_demo_command", "sessions_demo_config"]
+__all__ = ["demo_traffic", "sessions_demo_command", "sessions_demo_config"]
+
+
+def demo_traffic(*, events: int, users: int, seed: int, files: int) -> TrafficSpec:
+    """The sessions demos' traffic: late records that mostly arrive after their session closed
+    (gap 30m), within the allowed lateness (45m), some too late, some malformed."""
+    return TrafficSpec(
+        users=users,
+        events=events,
+        rate_per_second=users / 600,
+        seed=seed,
+        late_fraction=0.02,
+        late_delay=(timedelta(minutes=45), timedelta(minutes=70)),
+        too_late_fraction=0.005,
+        too_late_delay=timedelta(hours=2),
+        malformed_fraction=0.01,
+        files=files,
+    )
 
 
 def sessions_demo_config(out: Path) -> PipelineConfig:
@@ -41,19 +58,8 @@ def sessions_demo_command(
 ) -> int:
     out = out.resolve()
     config = sessions_demo_config(out)
-    spec = TrafficSpec(
-        users=users,
-        events=events,
-        rate_per_second=users / 600,
-        seed=seed,
-        # late: mostly arrives after its session closed (gap 30m), within the allowed lateness
-        late_fraction=0.02,
-        late_delay=(timedelta(minutes=45), timedelta(minutes=70)),
-        too_late_fraction=0.005,
-        too_late_delay=timedelta(hours=2),
-        malformed_fraction=0.01,
-        files=batches,  # the records, scans included: one file per micro-batch
-    )
+    # one file per micro-batch
+    spec = demo_traffic(events=events, users=users, seed=seed, files=batches)
     replace_demo_folder(out)  # after the arguments are checked
     summary = generate_traffic(spec, config.source.folder)
     print(

@@ -73,7 +73,7 @@ def check_checkpoint_partitions(config: PipelineConfig) -> list[Finding]:
 def check_checkpoint_logs(config: PipelineConfig) -> list[Finding]:
     """Checksum files left without their log file (``commits/N`` deleted by hand, its hidden
     ``.N.crc`` not): Spark then fails batch N with a message about concurrent queries."""
-    orphans = _orphan_checksums(config)
+    orphans = _orphan_checksums(config, with_debris=False)
     if not orphans:
         return []
     names = ", ".join(str(p) for p in orphans)
@@ -130,7 +130,8 @@ def failure_advice(config: PipelineConfig, cause: str) -> str:
             "the checkpoint lacks a file it needs (damaged or partly deleted): restore it "
             "from a copy, or start over on a new checkpoint.path with new sink folders"
         )
-    orphans = _orphan_checksums(config) if CONCURRENT_QUERIES in cause else []
+    # after the failure, the debris of Spark's own failed write is among them
+    orphans = _orphan_checksums(config, with_debris=True) if CONCURRENT_QUERIES in cause else []
     if orphans:
         # the run lock rules out a second run: Spark tripped over a checksum file, such as the
         # .N.crc of a commits/N deleted by hand (doctor finds those before a run)
@@ -143,6 +144,6 @@ def failure_advice(config: PipelineConfig, cause: str) -> str:
     return "Fix the cause and run again: it resumes from the checkpoint"
 
 
-def _orphan_checksums(config: PipelineConfig) -> list[Path]:
+def _orphan_checksums(config: PipelineConfig, *, with_debris: bool) -> list[Path]:
     files = CheckpointFiles.existing(config.checkpoint.path)
-    return [] if files is None else files.orphan_checksums()
+    return [] if files is None else files.orphan_checksums(with_debris=with_debris)
