@@ -80,6 +80,30 @@ def test_records_from_a_topic_end_in_the_session_and_dead_letter_topics_exactly_
     )
 
 
+def test_a_rejected_record_s_dead_letter_names_its_topic_partition_offset_and_key(
+    spark, kafka_broker, workdir
+):
+    from confluent_kafka import Producer
+
+    source, sessions, dead = (topic_name(n) for n in ("pageviews", "sessions", "dead"))
+    for topic in (source, sessions, dead):
+        kafka_broker.create_topic(topic)
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap_servers})
+    producer.produce(source, value=b"{broken", key=b"user-7")
+    producer.produce(source, value=b"[]")
+    assert producer.flush(30) == 0
+    config = kafka_pipeline_config(
+        workdir, kafka_broker, {"topics": [source]}, {"sessions": sessions, "dead_letters": dead}
+    )
+    Pipeline(config, spark).run(once=True)
+
+    details = sorted(r["value"]["detail"] for r in committed_records(kafka_broker, dead))
+    assert details == [
+        f"record is not a JSON object (at topic {source} partition 0 offset 0 key user-7)",
+        f"record is not a JSON object (at topic {source} partition 0 offset 1)",
+    ]
+
+
 def test_a_second_run_on_the_same_checkpoint_writes_nothing_again(spark, kafka_broker, workdir):
     source, sessions, dead = (topic_name(n) for n in ("pageviews", "sessions", "dead"))
     for topic in (source, sessions, dead):

@@ -1,9 +1,9 @@
 """Topics of a Kafka cluster, read with Spark's Kafka source (``[source] kind = "kafka"``).
 
 Each record's value is one JSON record, validated exactly like a landing file's line. The
-record's topic, partition and offset travel with it (``SOURCE_POSITION``), so that a dead letter
-says where its record was; with ``event_time = "kafka_timestamp"`` the record's Kafka timestamp is
-its event time (``SOURCE_TIME``) instead of a field of the JSON.
+record's topic, partition, offset and key travel with it (``SOURCE_POSITION``), so that a dead
+letter says where its record was; with ``event_time = "kafka_timestamp"`` the record's Kafka
+timestamp is its event time (``SOURCE_TIME``) instead of a field of the JSON.
 
 Offsets live only in the checkpoint, committed with the state (Spark's Kafka source never commits
 them to a consumer group): a restart from a checkpoint reads exactly what followed it. If
@@ -95,8 +95,12 @@ class KafkaSource:
         for name, value in self.reader_options(config).items():
             reader = reader.option(name, value)
         frame = reader.load()
+        where = ("topic", "partition", "offset")
         position = F.concat_ws(
-            " ", F.lit("topic"), "topic", F.lit("partition"), "partition", F.lit("offset"), "offset"
+            " ",
+            *(part for name in where for part in (F.lit(name), F.col(name))),
+            # a record's key, when it has one, is part of where it was (a user id, often)
+            F.when(F.col("key").isNotNull(), F.concat(F.lit("key "), F.col("key").cast("string"))),
         )
         columns = [
             # a record without a value (a tombstone) is not a JSON object: malformed_json
