@@ -49,7 +49,7 @@ def preflight(config: PipelineConfig, config_path: Path) -> None:
     """Prints warnings to stderr; raises :class:`ConfigError` (exit 2) if there is an error."""
     from streamwarden.doctor import Severity, diagnose, render_findings
 
-    findings = diagnose(config)
+    findings = diagnose(config, connections=False)  # run checked them just before
     errors = [f for f in findings if f.severity == Severity.ERROR]
     if errors:
         raise ConfigError(

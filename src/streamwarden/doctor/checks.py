@@ -47,9 +47,11 @@ _CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enab
 _NO_DATA = "spark.sql.streaming.noDataMicroBatches.enabled"
 
 
-def diagnose(config: PipelineConfig) -> list[Finding]:
-    """All findings for ``config``, in check order."""
-    return [finding for check in CHECKS for finding in check(config)]
+def diagnose(config: PipelineConfig, *, connections: bool = True) -> list[Finding]:
+    """All findings for ``config``, in check order; without the questions to the source's and
+    sinks' servers when ``connections`` is false (``run`` has asked them already)."""
+    checks = CHECKS if connections else tuple(c for c in CHECKS if c is not connection_findings)
+    return [finding for check in checks for finding in check(config)]
 
 
 def _conf(config: PipelineConfig) -> dict[str, str]:
