@@ -9,10 +9,11 @@ JAVA_SOURCES := $(shell find engine/src -name '*.java')
 
 ENGINE_TESTS_OK := .cache/engine-tests.ok
 # The jar sets of engine/deps/pom.xml that the Python side uses: Spark's Kafka connector and the
-# tests' local Kafka broker. fetch_jars.sh writes each set's stamp last.
-JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched
+# tests' local Kafka broker; Delta Lake; PostgreSQL's JDBC driver. fetch_jars.sh writes each set's stamp last.
+JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
+	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
-.PHONY: demo demo-kafka test test-engine lint soak bench bench-patterns bench-rescale bench-kafka \
+.PHONY: demo demo-kafka postgres test test-engine lint soak bench bench-patterns bench-rescale bench-kafka \
 	setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
@@ -38,7 +39,11 @@ demo: setup
 demo-kafka: setup
 	$(BIN)/streamwarden demo kafka
 
-test: setup lint test-engine
+# PostgreSQL's server programs for the history-store tests, installed with apt-get if absent.
+postgres:
+	scripts/ensure_postgres.sh >/dev/null
+
+test: setup postgres lint test-engine
 	$(BIN)/pytest -q
 
 # The engine's JUnit tests (no Spark). They read only the Java sources, the pyspark jars (fixed
