@@ -103,4 +103,3 @@ def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
 def _last_planned_batch(checkpoint: Path) -> int | None:
     files = CheckpointFiles.existing(checkpoint)
     return None if files is None else files.last_planned()
-
