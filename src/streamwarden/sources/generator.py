@@ -7,9 +7,9 @@ records arrive out of order, late, too late, or malformed, in chosen fractions. 
 that arrives ``bridge_delay`` late: when it comes, the sessions on both sides have been written,
 and it bridges them into one (a merge, as fault injection and the operators' tests need); with a
 ``late_delay`` of session size (tens of minutes) late events revise sessions already written.
-Optionally, ``scanners`` actors (ids ``actor-NNN``) probe hosts (url ``/scan/host-NN``) at random times
-alongside the users, for the pattern demo. The same spec and seed always give byte-identical
-files.
+Optionally, ``scanners`` actors (ids ``actor-NNN``) probe hosts (url ``/scan/host-NN``) at
+random times alongside the users, for the pattern demo. The same spec and seed always give
+byte-identical files.
 """
 
 from __future__ import annotations
