@@ -226,7 +226,9 @@ def kill_round(root: Path, operator: str, kills: int, rng: random.Random) -> Kil
         point = rng.choice(POINTS)
         batch = _committed(root) + rng.randint(1, 2)
         condition: Callable[[], bool] | float = (
-            rng.uniform(2.0, 25.0) if point == "anytime" else _condition(root, operator, point, batch)
+            rng.uniform(2.0, 25.0)
+            if point == "anytime"
+            else _condition(root, operator, point, batch)
         )
         if not _kill_at(command, root, condition):
             break  # the run finished before the kill point: nothing left to interrupt
@@ -236,9 +238,7 @@ def kill_round(root: Path, operator: str, kills: int, rng: random.Random) -> Kil
     return report
 
 
-def compare(
-    spark: object, reference: Path, crashed: Path, operator: str
-) -> int:
+def compare(spark: object, reference: Path, crashed: Path, operator: str) -> int:
     """Asserts the crashed run's outputs equal the reference's as multisets; returns the rows
     compared."""
     expected, got = outputs(spark, reference, operator), outputs(spark, crashed, operator)
