@@ -13,7 +13,7 @@ ENGINE_TESTS_OK := .cache/engine-tests.ok
 JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
-.PHONY: demo demo-kafka postgres test test-engine lint soak bench bench-patterns bench-rescale bench-kafka \
+.PHONY: demo demo-kafka postgres test test-engine lint soak faults bench bench-patterns bench-rescale bench-kafka \
 	setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
@@ -64,6 +64,11 @@ lint: $(VENV)/.installed
 
 soak: setup
 	$(BIN)/pytest -q -m soak -o addopts="-p no:cacheprovider"
+
+# fault injection alone (part of soak): >= 50 SIGKILLs over sessions and patterns; figures in
+# bench/results/faults.json (FAULT_ROUNDS, FAULT_KILLS, FAULT_SEED change the run)
+faults: setup
+	$(BIN)/pytest -q -s -m soak -o addopts="-p no:cacheprovider" tests/pipeline/test_faults.py
 
 bench: setup
 	bash bench/setup_flink.sh

@@ -2,6 +2,11 @@
 
 Every message names the thing that was wrong, shows the bad value, and says what to do. The CLI
 maps :class:`UsageError` subclasses to exit code 2 and everything else to exit code 1.
+
+``restartable`` says whether ``streamwarden run``'s supervisor may restart the query after the
+error: a restart replays the same config, checkpoint and code, so an error that these decide
+(a bad config, a checkpoint of another pipeline, a missing engine, a query that cannot even
+start) would only fail again, and is reported at once instead.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ __all__ = [
     "NotACheckpointError",
     "PatternError",
     "PipelineError",
+    "QueryStartError",
+    "RestartsExhaustedError",
     "SinkError",
     "SourceError",
     "StateError",
@@ -28,12 +35,14 @@ class StreamwardenError(Exception):
     """Root of all streamwarden errors. ``exit_code`` is what the CLI exits with."""
 
     exit_code = 1
+    restartable = True
 
 
 class UsageError(StreamwardenError):
     """The user asked for something impossible: bad arguments, bad config. Exit code 2."""
 
     exit_code = 2
+    restartable = False
 
 
 class ConfigError(UsageError):
@@ -58,11 +67,17 @@ class UnreachableError(StreamwardenError):
 
 
 class EngineError(StreamwardenError):
-    """The Java engine is missing or failed; the message says how to rebuild or what failed."""
+    """The Java engine is missing or failed; the message says how to rebuild or what failed.
+    Not restarted: a missing or mismatched jar stays missing until it is rebuilt."""
+
+    restartable = False
 
 
 class StateError(StreamwardenError):
-    """A checkpoint or its state cannot be used with this pipeline."""
+    """A checkpoint or its state cannot be used with this pipeline. Not restarted: a checkpoint
+    of another pipeline, or one in use by another run, stays so until a person acts."""
+
+    restartable = False
 
 
 class MonitoringError(StreamwardenError):
@@ -71,6 +86,20 @@ class MonitoringError(StreamwardenError):
 
 class PipelineError(StreamwardenError):
     """A streaming query failed while running; details are in the log."""
+
+
+class QueryStartError(PipelineError):
+    """The query could not even start (Spark refused its plan: a bad condition, a column that
+    is not there). Not restarted: the same plan is refused again."""
+
+    restartable = False
+
+
+class RestartsExhaustedError(PipelineError):
+    """The supervisor spent its restart budget (``[supervisor] max_restarts`` within
+    ``window``); the message lists the failures."""
+
+    restartable = False
 
 
 class NotACheckpointError(UsageError):

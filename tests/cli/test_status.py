@@ -123,13 +123,13 @@ def test_a_stopped_pipeline_says_so_and_keeps_its_last_progress(running_pipeline
     assert "no thread dumps: --threads needs the pipeline running" in out
 
 
-def test_ctrl_c_stops_the_pipeline_with_one_line_and_exit_code_130(running_pipeline):
+def test_ctrl_c_stops_the_pipeline_with_one_line_and_exit_code_0(running_pipeline):
     _, process, _ = running_pipeline
     stop(process)  # SIGINT, as Ctrl-C in a terminal
     assert process.stderr is not None
     err = process.stderr.read().decode()
-    assert process.returncode == 130, err
-    assert "Interrupted; the checkpoint is intact" in err
+    assert process.returncode == 0, err
+    assert "Stopped on SIGINT: the checkpoint is consistent" in err
     assert "Traceback" not in err and "py4j" not in err.lower()
 
 

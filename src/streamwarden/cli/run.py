@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,9 @@ if TYPE_CHECKING:
     from streamwarden.cli.arguments import Subcommands
     from streamwarden.config.model import PipelineConfig
     from streamwarden.monitoring import QueryMonitor
+    from streamwarden.monitoring.failures import QueryFailure
+    from streamwarden.pipeline.interrupt import StopRequest
+    from streamwarden.pipeline.runner import RunResult
 
 __all__ = ["register", "run_command"]
 
@@ -41,16 +45,40 @@ def register(commands: Subcommands) -> None:
 
 def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = True) -> int:
     # loaded here, not at import, so that `streamwarden --help` and `doctor` stay fast
-    from streamwarden.checkpoints.run_lock import refuse_if_held
-    from streamwarden.cli.console import ProgressPrinter
-    from streamwarden.doctor.connections import check_connections, required_jars
-    from streamwarden.pipeline import Pipeline
+    from streamwarden.pipeline.interrupt import stop_requested_on_signals
     from streamwarden.pipeline.loading import load_pipeline_config
-    from streamwarden.pipeline.ownership import check_ownership
 
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
     config = load_pipeline_config(config_path)
+    # from here on SIGINT and SIGTERM only ask to stop: while Spark starts, too
+    with stop_requested_on_signals() as stop:
+        result = _run(config, config_path, once=once, drain=drain, doctor=doctor, stop=stop)
+    if result.stopped is not None:
+        print(
+            f"Stopped on {result.stopped}: the checkpoint is consistent and the next run "
+            "resumes from it",
+            file=sys.stderr,
+            flush=True,
+        )
+    return 0
+
+
+def _run(
+    config: PipelineConfig,
+    config_path: Path,
+    *,
+    once: bool,
+    drain: bool,
+    doctor: bool,
+    stop: StopRequest,
+) -> RunResult:
+    from streamwarden.checkpoints.run_lock import refuse_if_held
+    from streamwarden.cli.console import ProgressPrinter
+    from streamwarden.doctor.connections import check_connections, required_jars
+    from streamwarden.pipeline import Pipeline
+    from streamwarden.pipeline.ownership import check_ownership
+
     # each with its own error and exit code: a broker down (1), a topic missing (2)...
     check_connections(config)
     if doctor:
@@ -68,10 +96,27 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
         jars=required_jars(config),
     )
     printer = ProgressPrinter(config)
-    Pipeline(config, spark).run(
-        once=once, drain=drain, on_progress=printer, on_start=_announce(config, config_path)
+    return Pipeline(config, spark).run(
+        once=once,
+        drain=drain,
+        on_progress=printer,
+        on_start=_announce(config, config_path),
+        supervise=config.supervisor.enabled,
+        on_failure=_say_failure,
+        stop=stop,
     )
-    return 0
+
+
+def _say_failure(failure: QueryFailure) -> None:
+    """One line per failure on stderr, with what the supervisor does about it."""
+    if failure.restart is None:
+        return  # the error itself is printed as the run ends
+    print(
+        f"{failure.describe()}; restart {failure.restart} in {failure.backoff_s:.1f} s "
+        "from the checkpoint (the full trace is in the Spark log)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _log_file(config: PipelineConfig) -> Path:

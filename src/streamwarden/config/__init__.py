@@ -12,6 +12,7 @@ from streamwarden.config.model import (
     SinksConfig,
     SourceConfig,
     SparkConfig,
+    SupervisorConfig,
     ValidationConfig,
 )
 
@@ -26,6 +27,7 @@ __all__ = [
     "SinksConfig",
     "SourceConfig",
     "SparkConfig",
+    "SupervisorConfig",
     "ValidationConfig",
     "load_config",
     "parse_config",

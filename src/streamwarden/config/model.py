@@ -45,6 +45,7 @@ __all__ = [
     "SinksConfig",
     "SourceConfig",
     "SparkConfig",
+    "SupervisorConfig",
     "ValidationConfig",
 ]
 
@@ -237,6 +238,34 @@ class MonitoringConfig(Strict):
     slow_log_interval: Duration = timedelta(minutes=1)
 
 
+class SupervisorConfig(Strict):
+    """How ``streamwarden run`` restarts a failed query from its checkpoint (lesson L16).
+
+    After a failure it waits ``initial_backoff``, doubled after each further failure up to
+    ``max_backoff``, less a random part of up to ``jitter`` of it (so that pipelines failing
+    together do not restart together); a completed batch resets the wait. It gives up, with a
+    report of the failures and exit code 1, when a failure would be restart number
+    ``max_restarts + 1`` within ``window``. Errors that a restart cannot fix (config, a
+    checkpoint of another pipeline, a query that cannot start) are never restarted.
+    ``max_restarts = 0`` (or ``enabled = false``) stops at the first failure.
+    """
+
+    enabled: bool = True
+    max_restarts: int = Field(default=5, ge=0)
+    window: Duration = timedelta(minutes=30)
+    initial_backoff: Duration = timedelta(seconds=2)
+    max_backoff: Duration = timedelta(minutes=2)
+    jitter: float = Field(default=0.25, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _backoffs_in_order(self) -> SupervisorConfig:
+        if self.initial_backoff > self.max_backoff:
+            raise ValueError(
+                f"initial_backoff {self.initial_backoff} is over max_backoff {self.max_backoff}"
+            )
+        return self
+
+
 class ResourcesConfig(Strict):
     """What the pipeline runs in; ``streamwarden doctor`` checks Spark's settings against it.
 
@@ -268,6 +297,7 @@ class PipelineConfig(Strict):
     checkpoint: CheckpointConfig
     spark: SparkConfig = SparkConfig()
     monitoring: MonitoringConfig = MonitoringConfig()
+    supervisor: SupervisorConfig = SupervisorConfig()
     resources: ResourcesConfig = ResourcesConfig()
 
     @model_validator(mode="after")

@@ -19,6 +19,7 @@ from pyspark.sql.streaming.listener import StreamingQueryListener
 
 from streamwarden.config.model import MonitoringConfig
 from streamwarden.monitoring.checkpoint_usage import CheckpointMeter
+from streamwarden.monitoring.failures import QueryFailure
 from streamwarden.monitoring.findings import Finding
 from streamwarden.monitoring.leak_alarm import LeakAlarm
 from streamwarden.monitoring.progress_log import (
@@ -76,6 +77,8 @@ class QueryMonitor:
         self.config = config = config or MonitoringConfig()
         self.clock_ms = clock_ms
         self.records: list[BatchRecord] = []
+        #: The failures of the query the supervisor recorded, oldest first.
+        self.failures: list[QueryFailure] = []
         self.errors: list[str] = []
         self.leak_alarm = LeakAlarm(
             config.alarm_window, config.state_growth_threshold, config.input_steady_tolerance
@@ -202,6 +205,17 @@ class QueryMonitor:
         self._status.update(last_batch=summary.batch_id, last_batch_at_ms=summary.timestamp_ms)
         self._publish()
         return record
+
+    def record_failure(self, failure: QueryFailure) -> None:
+        """Records a failure of the query (the supervisor's): a progress-log line, the
+        failure and restart counters, and the status file's last failure."""
+        self.failures.append(failure)
+        if self.exporter is not None:
+            self.exporter.record_failure(failure)
+        if self.progress_log is not None:
+            self.progress_log.append_failure(failure)
+        self._status.update(last_failure=failure.to_json(), failures=len(self.failures))
+        self._publish()
 
     def on_terminated(self, exception: str | None) -> None:
         self._status.update(state="failed" if exception else "terminated", error=exception)

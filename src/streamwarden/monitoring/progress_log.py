@@ -21,6 +21,7 @@ from typing import Any
 
 from streamwarden.errors import MonitoringError, UsageError
 from streamwarden.monitoring.checkpoint_usage import CheckpointUsage
+from streamwarden.monitoring.failures import QueryFailure
 from streamwarden.monitoring.findings import Finding
 from streamwarden.monitoring.skew import PartitionLoad
 from streamwarden.monitoring.summary import BatchSummary
@@ -30,6 +31,7 @@ __all__ = [
     "ProgressLog",
     "has_progress_log",
     "progress_dir",
+    "read_failures",
     "read_progress_log",
     "read_status",
     "write_status",
@@ -108,7 +110,14 @@ class ProgressLog:
         _cut_partial_line(path)
 
     def append(self, record: BatchRecord) -> None:
-        line = json.dumps(record.to_json(), separators=(",", ":"), default=str)
+        self._append_line(record.to_json())
+
+    def append_failure(self, failure: QueryFailure) -> None:
+        """A failure of the query, as a ``{"failure": ...}`` line between the batches."""
+        self._append_line({"failure": failure.to_json()})
+
+    def _append_line(self, data: dict[str, Any]) -> None:
+        line = json.dumps(data, separators=(",", ":"), default=str)
         with self.path.open("a", encoding="utf-8") as out:
             out.write(line + "\n")
             size = out.tell()
@@ -186,7 +195,16 @@ def read_progress_log(path: Path, *, last: int | None = None) -> list[BatchRecor
     return records if last is None else records[max(len(records) - last, 0) :]
 
 
-def _read_file(path: Path) -> list[BatchRecord]:
+def read_failures(path: Path) -> list[QueryFailure]:
+    """The query failures the supervisor recorded in a progress log (file or folder), oldest
+    first; none if there is no log."""
+    if path.is_dir():
+        path = path / PROGRESS_FILE
+    return [f for file in _log_files(path) for f in _read_file(file, failures=True)]
+
+
+def _read_file(path: Path, *, failures: bool = False) -> list[Any]:
+    """The batch records of one file of the log, or with ``failures`` its failure lines."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -195,13 +213,17 @@ def _read_file(path: Path) -> list[BatchRecord]:
         ) from None
     lines = text.splitlines()
     cut_short = bool(text) and not text.endswith("\n")  # a crash can cut only the last line
-    records = []
+    records: list[Any] = []
     for number, line in enumerate(lines, start=1):
         try:
             data = json.loads(line)
             if not isinstance(data, dict):
                 raise TypeError(f"a JSON {type(data).__name__}, not an object")
-            records.append(BatchRecord.from_json(data))
+            if "failure" in data:
+                if failures:
+                    records.append(QueryFailure.from_json(data["failure"]))
+            elif not failures:
+                records.append(BatchRecord.from_json(data))
         except (ValueError, KeyError, TypeError) as exc:
             if number == len(lines) and cut_short:
                 break

@@ -35,6 +35,8 @@ unless the name ends in ``_total``.
 ``streamwarden_checkpoint_metadata_bytes``              all metadata files of the checkpoint
 ``streamwarden_alarm{kind,operator}``                   1 while an alarm holds (``state_growth``,
                                                         ``skew``, ``slow_batch``), else 0
+``streamwarden_query_failures_total{error_class}``     failures of the query (counter)
+``streamwarden_query_restarts_total``                  restarts by the supervisor (counter)
 ======================================================  ==========================================
 """
 
@@ -45,6 +47,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
 from streamwarden.errors import UsageError
+from streamwarden.monitoring.failures import QueryFailure
 from streamwarden.monitoring.progress_log import BatchRecord
 
 if TYPE_CHECKING:
@@ -134,6 +137,12 @@ class PrometheusExporter:
         self.alarm = Gauge(
             P + "alarm", "1 while an alarm holds", [*q, "kind", "operator"], registry=r
         )
+        self.failures = Counter(
+            P + "query_failures", "Query failures by error class", [*q, "error_class"], registry=r
+        )
+        self.restarts = Counter(
+            P + "query_restarts", "Restarts of the query by the supervisor", q, registry=r
+        )
         self._raised: set[tuple[str, str]] = set()
         try:
             self._server, self._thread = self._serve(host, port)
@@ -151,6 +160,12 @@ class PrometheusExporter:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/metrics"
+
+    def record_failure(self, failure: QueryFailure) -> None:
+        """Counts a failure of the query, and the restart that follows it if any."""
+        self.failures.labels(self.query, failure.error_class).inc()
+        if failure.restart is not None:
+            self.restarts.labels(self.query).inc()
 
     def update(self, record: BatchRecord) -> None:
         s, q = record.summary, self.query

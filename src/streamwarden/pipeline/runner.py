@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,12 +15,24 @@ from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.checkpoint import failure_advice
 from streamwarden.doctor.connections import required_jars
-from streamwarden.errors import PipelineError
+from streamwarden.errors import (
+    PipelineError,
+    QueryStartError,
+    RestartsExhaustedError,
+    StreamwardenError,
+)
+from streamwarden.monitoring.failures import (
+    QueryFailure,
+    error_class_of,
+    file_named_in,
+    key_named_in,
+)
 from streamwarden.operators import operator_of
 from streamwarden.operators.base import BatchStats, OperatorStep
 from streamwarden.pipeline.idle import IdleTicker, read_records, write_tick
-from streamwarden.pipeline.interrupt import stop_requested_on_interrupt
+from streamwarden.pipeline.interrupt import StopRequest, stop_requested_on_signals
 from streamwarden.pipeline.ownership import check_ownership
+from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
 from streamwarden.spark.jvm import java_message
 from streamwarden.spark.session import build_spark_session
 
@@ -42,10 +55,25 @@ def ticks_dir(config: PipelineConfig) -> Path:
 
 @dataclass
 class RunResult:
-    """What a run did, batch by batch."""
+    """What a run did, batch by batch; the failures the supervisor restarted after, and the
+    signal that stopped the run (``"SIGTERM"``), if one did."""
 
     progress: list[dict[str, Any]] = field(default_factory=list)
     batches: list[BatchStats] = field(default_factory=list)
+    failures: list[QueryFailure] = field(default_factory=list)
+    stopped: str | None = None
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """How to run the query once: what :meth:`Pipeline.run` was asked."""
+
+    once: bool
+    drain: bool
+    on_progress: ProgressCallback | None
+    poll_seconds: float
+    now_ms: Callable[[], int]
+    on_started: Callable[[], None] | None
 
 
 class Pipeline:
@@ -103,7 +131,7 @@ class Pipeline:
         try:
             return stream.start()
         except Exception as exc:
-            raise PipelineError(
+            raise QueryStartError(
                 f"pipeline {cfg.name!r} could not start: {java_message(exc)}"
             ) from None
 
@@ -116,14 +144,27 @@ class Pipeline:
         now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         drain: bool = False,
         on_start: Callable[[QueryMonitor | None], None] | None = None,
+        supervise: bool = False,
+        on_failure: Callable[[QueryFailure], None] | None = None,
+        stop: StopRequest | None = None,
     ) -> RunResult:
-        """Runs until done (``once``) or until interrupted, reporting each batch.
+        """Runs until done (``once``) or until stopped, reporting each batch.
 
         In continuous mode the idle ticker advances event time when input goes quiet. With
         ``drain`` (only with ``once``), event time is then moved past every deadline so that all
         sessions close (or partial matches expire) and all state is freed: the end of a finite
         input. Events that arrive after a drain are judged against the moved watermark (usually
         ``too_late``).
+
+        SIGINT or SIGTERM stops the run between two polls and returns (``RunResult.stopped``
+        names the signal); the checkpoint is consistent and the next run resumes from it. A
+        caller that listens for them itself (from before Spark starts, as the CLI does) passes
+        its ``stop`` request.
+
+        With ``supervise``, a failed query is restarted from its checkpoint as the config's
+        ``[supervisor]`` says (:mod:`streamwarden.pipeline.supervisor`); each failure is
+        recorded (progress log, metrics, ``on_failure``) and a spent budget raises
+        :class:`~streamwarden.errors.RestartsExhaustedError`.
 
         With ``monitoring.enabled``, a :class:`~streamwarden.monitoring.QueryMonitor` watches
         every batch (progress log, Prometheus, alarms) for the whole run; ``on_start`` receives
@@ -134,29 +175,100 @@ class Pipeline:
         with hold_checkpoint(self.config.checkpoint.path, f"pipeline {self.config.name!r}"):
             check_ownership(self.config)
             self.monitor = self._start_monitor()
+            monitor = self.monitor
+            attempt = _Attempt(
+                once=once,
+                drain=drain and once,
+                on_progress=on_progress,
+                poll_seconds=poll_seconds,
+                now_ms=now_ms,
+                on_started=None if on_start is None else lambda: on_start(monitor),
+            )
             try:
-                monitor = self.monitor
-                result = self._run(
-                    once=once,
-                    on_progress=on_progress,
-                    poll_seconds=poll_seconds,
-                    now_ms=now_ms,
-                    on_started=None if on_start is None else lambda: on_start(monitor),
-                )
-                if drain and once:
-                    write_tick(ticks_dir(self.config), self._drain_tick(result))
-                    more = self._run(
-                        once=True,
-                        on_progress=on_progress,
-                        poll_seconds=poll_seconds,
-                        now_ms=now_ms,
-                    )
-                    result.progress += more.progress
-                    result.batches += more.batches
+                with _listening(stop) as request:
+                    if request.is_set():  # before the query could start
+                        return RunResult(stopped=request.signal_name)
+                    if not supervise:
+                        return self._attempt(attempt, request)
+                    return self._supervised(attempt, request, on_failure)
             finally:
                 if self.monitor is not None:
                     self.monitor.close()
+
+    def _attempt(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
+        """One run of the query from the checkpoint (and the drain, if asked)."""
+        result = self._run(attempt, stop)
+        if attempt.drain and result.stopped is None:
+            write_tick(ticks_dir(self.config), self._drain_tick(result))
+            more = self._run(replace(attempt, once=True, on_started=None), stop)
+            result.progress += more.progress
+            result.batches += more.batches
+            result.stopped = more.stopped
         return result
+
+    def _supervised(
+        self,
+        attempt: _Attempt,
+        stop: StopRequest,
+        on_failure: Callable[[QueryFailure], None] | None,
+    ) -> RunResult:
+        """Attempts until one ends without failing, restarting as the policy says."""
+        policy = RestartPolicy(self.config.supervisor)
+        failures: list[QueryFailure] = []
+        progress = attempt.on_progress
+
+        def on_batch(p: dict[str, Any], stats: BatchStats | None) -> None:
+            policy.progressed()
+            if progress is not None:
+                progress(p, stats)
+
+        attempt = replace(attempt, on_progress=on_batch)
+        while True:
+            try:
+                result = self._attempt(attempt, stop)
+            except StreamwardenError as exc:
+                now = attempt.now_ms()
+                decision = policy.decide(now) if is_restartable(exc) else None
+                failure = self._failure_record(exc, now, decision)
+                failures.append(failure)
+                if self.monitor is not None:
+                    self.monitor.record_failure(failure)
+                if on_failure is not None:
+                    on_failure(failure)
+                if decision is None:
+                    raise
+                if decision.give_up:
+                    raise RestartsExhaustedError(
+                        f"pipeline {self.config.name!r} {policy.report(failures, now)}\n"
+                        f"{str(exc).partition('; the full trace')[2].strip() or str(exc)}"
+                    ) from None
+                if stop.wait(decision.wait_s):  # stopped while waiting to restart
+                    return RunResult(failures=failures, stopped=stop.signal_name)
+                attempt = replace(attempt, on_started=None)  # announced once
+                continue
+            result.failures = failures
+            return result
+
+    def _failure_record(
+        self, exc: StreamwardenError, now_ms: int, decision: RestartDecision | None
+    ) -> QueryFailure:
+        """What the progress log and the metrics keep of a failure."""
+        message = str(exc).splitlines()[0]
+        files = CheckpointFiles.existing(self.config.checkpoint.path)
+        planned = None if files is None else files.last_planned()
+        committed = None if files is None else files.last_committed()
+        failed_batch = planned if planned is not None and planned != committed else None
+        return QueryFailure(
+            at_ms=now_ms,
+            error_class=error_class_of(message, type(exc).__name__),
+            message=message,
+            batch=failed_batch,
+            key=key_named_in(message),
+            file=file_named_in(message),
+            restartable=decision is not None and not decision.give_up,
+            restart=None if decision is None else decision.restart,
+            backoff_s=None if decision is None or decision.give_up else round(decision.wait_s, 3),
+        )
 
     def _start_monitor(self) -> QueryMonitor | None:
         if not self.config.monitoring.enabled:
@@ -182,40 +294,33 @@ class Pipeline:
         latest = max([*seen, watermark_ms + delay_ms])
         return latest + horizon_ms
 
-    def _run(
-        self,
-        *,
-        once: bool,
-        on_progress: ProgressCallback | None,
-        poll_seconds: float,
-        now_ms: Callable[[], int],
-        on_started: Callable[[], None] | None = None,
-    ) -> RunResult:
+    def _run(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
         result = RunResult()
-        query = self.start(once=once)
+        query = self.start(once=attempt.once)
         ticker = None
         idle_timeout = self.operator.idle_timeout(self.config)
-        if not once and idle_timeout is not None:
+        if not attempt.once and idle_timeout is not None:
             ticker = IdleTicker(idle_timeout)
         seen = -1
         try:
-            if on_started is not None:
-                on_started()
-            with stop_requested_on_interrupt() as stop_requested:
-                finished = False
-                while not finished and not stop_requested.is_set():
-                    finished = _await(query, poll_seconds)
-                    seen = self._report(query, seen, result, on_progress, ticker, now_ms)
-                    if self.monitor is not None and not finished:
-                        self.monitor.publish_query_status(query)
-                    if ticker is not None and (tick := ticker.due_tick(now_ms())) is not None:
-                        write_tick(ticks_dir(self.config), tick)
-        except BaseException:  # a second Ctrl-C, or a progress callback failed
+            if attempt.on_started is not None:
+                attempt.on_started()
+            finished = False
+            while not finished and not stop.is_set():
+                finished = _await(query, attempt.poll_seconds)
+                seen = self._report(query, seen, result, attempt, ticker)
+                if self.monitor is not None and not finished:
+                    self.monitor.publish_query_status(query)
+                if ticker is not None and (tick := ticker.due_tick(attempt.now_ms())) is not None:
+                    write_tick(ticks_dir(self.config), tick)
+        except BaseException:  # a second signal, or a progress callback failed
             query.stop()  # do not leave the query running
             raise
-        if not finished:  # Ctrl-C: stopped between two polls, the checkpoint is consistent
+        if not finished:  # stopped between two polls: the checkpoint is consistent
             query.stop()
-            raise KeyboardInterrupt
+            self._report(query, seen, result, attempt, ticker)
+            result.stopped = stop.signal_name
+            return result
         exc = query.exception()
         if exc is not None:
             raise PipelineError(self._failure(java_message(exc)))
@@ -235,9 +340,8 @@ class Pipeline:
         query: StreamingQuery,
         seen: int,
         result: RunResult,
-        on_progress: ProgressCallback | None,
+        attempt: _Attempt,
         ticker: IdleTicker | None,
-        now_ms: Callable[[], int],
     ) -> int:
         """Records the batches completed since batch ``seen``; returns the last one."""
         for progress in query.recentProgress:
@@ -248,13 +352,25 @@ class Pipeline:
             result.progress.append(progress)
             if stats is not None:
                 result.batches.append(stats)
-            if on_progress is not None:
-                on_progress(progress, stats)
+            if attempt.on_progress is not None:
+                attempt.on_progress(progress, stats)
             if ticker is not None:
                 ticker.observe(
-                    now_ms(), user_input_rows(progress, self.config), max_event_ms(progress)
+                    attempt.now_ms(),
+                    user_input_rows(progress, self.config),
+                    max_event_ms(progress),
                 )
         return seen
+
+
+@contextmanager
+def _listening(stop: StopRequest | None) -> Iterator[StopRequest]:
+    """The caller's stop request, or one of our own for the run."""
+    if stop is not None:
+        yield stop
+        return
+    with stop_requested_on_signals() as request:
+        yield request
 
 
 def _await(query: StreamingQuery, seconds: float) -> bool:

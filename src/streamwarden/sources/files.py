@@ -56,6 +56,13 @@ class FilesSource:
         return str(_landing(config))
 
     def advice(self, config: SourceConfig, cause: str) -> str | None:
+        landing = str(_landing(config).resolve())
+        if "FileNotFoundException" in cause and landing in cause:
+            return (
+                "a landing file was deleted or moved after the run listed it for a batch (the "
+                "checkpoint plans that batch with it): put it back under the same name and run "
+                "again; streamwarden does not skip it, as its records would be lost unaccounted"
+            )
         return None
 
     def identity(self, config: SourceConfig) -> dict[str, str]:

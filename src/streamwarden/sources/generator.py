@@ -2,10 +2,14 @@
 
 Users alternate sessions (a geometric number of pages, ``think_time`` apart on average) with
 idle periods longer than the session gap, so the true sessions are known by construction. Some
-records arrive out of order, late, too late, or malformed, in chosen fractions. Optionally,
-``scanners`` actors (ids ``actor-NNN``) probe hosts (url ``/scan/host-NN``) at random times
-alongside the users, for the pattern demo. The same spec and seed always give byte-identical
-files.
+records arrive out of order, late, too late, or malformed, in chosen fractions. With
+``bridge_fraction``, some idle periods shorter than two gaps get one pageview in their middle
+that arrives ``bridge_delay`` late: when it comes, the sessions on both sides have been written,
+and it bridges them into one (a merge, as fault injection and the operators' tests need); with a
+``late_delay`` of session size (tens of minutes) late events revise sessions already written.
+Optionally, ``scanners`` actors (ids ``actor-NNN``) probe hosts (url ``/scan/host-NN``) at
+random times alongside the users, for the pattern demo. The same spec and seed always give
+byte-identical files.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ class TrafficSpec:
     late_delay: tuple[timedelta, timedelta] = (timedelta(minutes=2), timedelta(minutes=8))
     too_late_fraction: float = 0.0
     too_late_delay: timedelta = timedelta(hours=6)
+    bridge_fraction: float = 0.0
+    bridge_delay: tuple[timedelta, timedelta] = (timedelta(minutes=40), timedelta(minutes=60))
     malformed_fraction: float = 0.0
     sessions_per_user: int | None = None
     ts_format: str = "mixed"
@@ -92,7 +98,9 @@ class TrafficSpec:
             raise UsageError(
                 f"ts_format must be 'mixed', 'iso' or 'millis', got {self.ts_format!r}"
             )
-        for name in ("late_fraction", "too_late_fraction", "malformed_fraction"):
+        if not timedelta(0) <= self.bridge_delay[0] <= self.bridge_delay[1]:
+            raise UsageError(f"bridge_delay must be a range (low, high), got {self.bridge_delay}")
+        for name in ("late_fraction", "too_late_fraction", "malformed_fraction", "bridge_fraction"):
             if not 0.0 <= getattr(self, name) < 0.5:
                 raise UsageError(f"{name} must be in [0, 0.5), got {getattr(self, name)!r}")
 
@@ -119,6 +127,7 @@ class TrafficSummary:
     malformed: Counter[str] = field(default_factory=Counter)
     late: int = 0
     too_late: int = 0
+    bridges: int = 0
     distinct_users: int = 0
     files: list[Path] = field(default_factory=list)
     first_event: datetime | None = None
@@ -132,6 +141,7 @@ class TrafficSummary:
             "malformed": dict(self.malformed),
             "late": self.late,
             "too_late": self.too_late,
+            "bridges": self.bridges,
             "distinct_users": self.distinct_users,
             "files": len(self.files),
             "first_event": self.first_event.isoformat() if self.first_event else None,
@@ -153,6 +163,8 @@ def generate_traffic(
     if spec.scanners:
         events = sorted(events + _scans(spec, events[0][0], events[-1][0]))
     arrivals = _arrivals(spec, rng, events)
+    if spec.bridge_fraction:
+        arrivals = sorted(arrivals + _bridges(spec, events), key=lambda a: a[0])
     summary = TrafficSummary(distinct_users=len({e[1] for e in events}))
     summary.first_event = _EPOCH + timedelta(milliseconds=min(e[0] for e in events))
     summary.last_event = _EPOCH + timedelta(milliseconds=max(e[0] for e in events))
@@ -166,7 +178,8 @@ def generate_traffic(
         lines.append(_event_line(spec, rng, ts, user, page, url))
         summary.events += 1
         summary.scans += url.startswith("/scan/")
-        summary.late += kind == "late"
+        summary.late += kind in ("late", "bridge")
+        summary.bridges += kind == "bridge"
         summary.too_late += kind == "too_late"
     summary.records = len(lines)
     landing.mkdir(parents=True, exist_ok=True)
@@ -222,6 +235,27 @@ def _simulate(spec: TrafficSpec, rng: random.Random) -> list[Event]:
             next_user += 1
         idle = gap_ms + 1000 + int(rng.expovariate(1.0 / extra_idle_ms))
         heapq.heappush(heap, (ts + idle, slot, user, 1, done))
+    return out
+
+
+def _bridges(spec: TrafficSpec, events: list[Event]) -> list[tuple[float, str, Event]]:
+    """A late pageview in the middle of some idle periods under two gaps: each user's event
+    times are split into sessions by the gap, and a ``bridge_fraction`` of the idle periods
+    that one event can span get one, arriving ``bridge_delay`` after its event time. A
+    separate random stream, so that the other records are the same with or without bridges."""
+    rng = random.Random(spec.seed * 7_919 + 3)
+    gap_ms = spec.gap.total_seconds() * 1000
+    lo, hi = (d.total_seconds() * 1000 for d in spec.bridge_delay)
+    last: dict[str, int] = {}
+    out: list[tuple[float, str, Event]] = []
+    for ts, user, _, url in events:
+        before = last.get(user)
+        last[user] = ts
+        if url.startswith("/scan/") or before is None or not gap_ms < ts - before < 2 * gap_ms:
+            continue
+        if rng.random() < spec.bridge_fraction:
+            middle = before + (ts - before) // 2
+            out.append((middle + rng.uniform(lo, hi), "bridge", (middle, user, 1, "/p/bridge")))
     return out
 
 
