@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from streamwarden.config import defaults
 from streamwarden.config.kafka import KafkaConfig, refuse_literal_secrets
+from streamwarden.config.paths import overlapping_folders
 from streamwarden.config.sections import (
     OPERATOR_SECTIONS,
     OperatorSection,
@@ -332,7 +333,21 @@ class PipelineConfig(Strict):
         for who, need in sorted(needed):
             if getattr(self, need) is None:
                 raise ValueError(f"{who} needs a [{need}] section")
+        self._folders_apart()
         return self
+
+    def _folders_apart(self) -> None:
+        """The landing folder, the checkpoint (with the progress folder beside it) and every
+        sink folder are apart (:mod:`streamwarden.config.paths`)."""
+        folders = {"checkpoint.path": self.checkpoint.path}
+        if self.source.path is not None:
+            folders["source.path"] = self.source.path
+        for name, sink in self.sinks.configured().items():
+            if sink.path is not None:
+                folders[f"sinks.{name}.path"] = sink.path
+        problems = overlapping_folders(folders)
+        if problems:
+            raise ValueError("; ".join(problems))
 
     @property
     def operator_section(self) -> OperatorSection | None:
