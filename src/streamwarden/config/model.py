@@ -108,6 +108,10 @@ class SourceConfig(Strict):
     # files
     path: ConfigPath | None = None
     format: Literal["jsonl", "parquet"] = "jsonl"
+    #: Which files of the landing folder are input, as a glob on the name (``{a,b}`` for
+    #: either); default ``{*.jsonl,*.jsonl.gz}`` for jsonl, ``*.parquet`` for Parquet. Other
+    #: files are left alone; names starting with ``.`` or ``_`` are never read.
+    files: str | None = Field(default=None, min_length=1)
     max_files_per_trigger: int | None = Field(default=None, ge=1)
     # kafka
     topics: list[str] | None = Field(default=None, min_length=1)
