@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from streamwarden.atomic import write_atomically
+from streamwarden.atomic import remove_stale_temporaries, write_atomically
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import ConfigError
@@ -59,6 +59,7 @@ def check_ownership(config: PipelineConfig) -> None:
     if planned is not None and record.is_file():
         _compare(config, json.loads(record.read_text(encoding="utf-8")), current)
     write_atomically(record, json.dumps(current, indent=2, sort_keys=True) + "\n")
+    remove_stale_temporaries(record.parent)  # of a run killed while writing; nothing reads them
 
 
 def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str, Any]) -> None:
