@@ -81,5 +81,5 @@ def test_parquet_with_other_column_types_is_moved_aside_naming_the_column(tmp_pa
 def test_a_glob_character_in_the_landing_folder_or_a_bad_pattern_is_refused_at_load(tmp_path):
     with pytest.raises(ConfigError, match="glob character"):
         pipeline_config(tmp_path, source={"path": str(tmp_path / "land[1]")})
-    with pytest.raises(ConfigError, match="source.files"):
+    with pytest.raises(ConfigError, match=r"source\.files"):
         pipeline_config(tmp_path, source={"files": "sub/*.jsonl"})

@@ -318,7 +318,7 @@ class Pipeline:
         ticker = None
         idle_timeout = self.operator.idle_timeout(self.config)
         if not attempt.once and idle_timeout is not None:
-            ticker = IdleTicker(idle_timeout)
+            ticker = IdleTicker(idle_timeout, min_interval=self.config.spark.trigger_interval)
         seen = -1
         try:
             if attempt.on_started is not None:
@@ -379,6 +379,7 @@ class Pipeline:
                     attempt.now_ms(),
                     user_input_rows(progress, self.config),
                     max_event_ms(progress),
+                    state_rows(progress),
                 )
         return seen
 
@@ -412,6 +413,14 @@ def user_input_rows(progress: dict[str, Any], config: PipelineConfig) -> int:
         for s in progress.get("sources", [])
         if tick_path not in str(s.get("description", ""))
     )
+
+
+def state_rows(progress: dict[str, Any]) -> int | None:
+    """State rows left after a batch, over every stateful operator; None if it reports none."""
+    operators = progress.get("stateOperators") or []
+    if not operators:
+        return None
+    return sum(int(op.get("numRowsTotal", 0)) for op in operators)
 
 
 def executed(progress: dict[str, Any]) -> bool:
