@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.errors import ConfigError, SourceError
+from streamwarden.errors import LandingMissingError, SourceError
 from streamwarden.sources.base import SOURCE_KINDS
 from streamwarden.sources.landing_guard import LandingGuard, expand_pattern, parquet_schema_of
 from streamwarden.spark.jvm import java_message
@@ -114,7 +114,7 @@ def _check_folder(path: Path) -> None:
     """A landing folder that is missing is a config error (exit 2), like any wrong setting."""
     if not path.is_dir():
         state = "is a file, not a folder" if path.exists() else "does not exist"
-        raise ConfigError(
+        raise LandingMissingError(
             f"landing directory {str(path)!r} {state}; create it or fix source.path in the config"
         )
 
