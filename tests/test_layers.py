@@ -23,7 +23,7 @@ PACKAGE = SOURCE / "streamwarden"
 #: re-exports from every layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # errors, the name registry, Spark plumbing, Kafka plumbing (jar sets, the local broker)
-    ("errors", "registry", "spark", "_engine", "kafka"),
+    ("errors", "registry", "atomic", "spark", "_engine", "kafka"),
     ("sources", "sinks"),  # contracts and their kinds: the config checks its kinds against them
     ("config",),  # typed settings
     ("validation",),  # raw records -> validated events or dead letters

@@ -15,6 +15,7 @@ __all__ = [
     "CheckpointInUseError",
     "ConfigError",
     "EngineError",
+    "LandingMissingError",
     "LocalBrokerError",
     "MonitoringError",
     "NotACheckpointError",
@@ -47,6 +48,10 @@ class UsageError(StreamwardenError):
 
 class ConfigError(UsageError):
     """A config file or config value is invalid."""
+
+
+class LandingMissingError(ConfigError):
+    """The landing folder a files source names is missing (or is a file): a config error."""
 
 
 class PatternError(UsageError):

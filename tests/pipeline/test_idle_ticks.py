@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 from streamwarden.pipeline import Pipeline
@@ -61,5 +62,33 @@ def test_a_tick_closes_sessions_of_a_quiet_input_and_frees_their_state(spark, wo
     after = pipeline.run(once=True)
 
     assert after.progress[-1]["stateOperators"][0]["numRowsTotal"] == 0
+    assert not list(ticks_dir(config).glob("tick-*"))  # a spent tick's file is deleted
     accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 3)
     assert accounting.balanced and accounting.sessions == 2  # the tick is not an input record
+
+
+def test_an_idle_week_writes_a_bounded_number_of_ticks():
+    """A continuous run polls every half second for a simulated week after its input stopped,
+    each batch reporting state until the ticks closed everything: at most one tick per
+    trigger, and none once no state is left, so the count does not grow with the idle time."""
+    trigger_ms, poll_ms, week_ms = 5_000, 500, 7 * 24 * 3600 * 1000
+    closes_after_ms = 45 * 60_000  # gap + lateness: the last session closes by then
+    ticker = IdleTicker(TIMEOUT, min_interval=timedelta(milliseconds=trigger_ms))
+    ticker.observe(NOW, input_rows=5, max_event_ms=minutes(10), state_rows=5)
+    ticks = []
+    for now in range(NOW + poll_ms, NOW + week_ms, poll_ms):
+        if (tick := ticker.due_tick(now)) is not None:
+            ticks.append(now)
+            left = 0 if tick - minutes(10) >= closes_after_ms else 5
+            ticker.observe(now, input_rows=0, max_event_ms=None, state_rows=left)
+    assert all(b - a >= trigger_ms for a, b in itertools.pairwise(ticks))
+    assert len(ticks) <= (closes_after_ms - TIMEOUT.total_seconds() * 1000) / trigger_ms + 1
+    assert ticks[-1] - NOW <= closes_after_ms + trigger_ms
+
+
+def test_ticks_resume_when_input_brings_state_again():
+    ticker = IdleTicker(TIMEOUT)
+    ticker.observe(NOW, input_rows=5, max_event_ms=minutes(10), state_rows=0)
+    assert ticker.due_tick(NOW + 600_000) is None
+    ticker.observe(NOW + 700_000, input_rows=1, max_event_ms=minutes(30), state_rows=1)
+    assert ticker.due_tick(NOW + 700_000 + 300_000) == minutes(30) + 300_000

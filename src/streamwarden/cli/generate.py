@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from streamwarden.atomic import write_atomically
 from streamwarden.cli.arguments import Subcommands, at_least, fraction_below
 from streamwarden.errors import UsageError
 
@@ -136,9 +137,7 @@ def _write_state(landing: Path, written: Written) -> None:
         "latest_event": written.latest_event.isoformat() if written.latest_event else None,
         "latest_mtime": written.latest_mtime,
     }
-    tmp = landing / f"{STATE_FILE}.tmp"
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    tmp.replace(landing / STATE_FILE)
+    write_atomically(landing / STATE_FILE, json.dumps(data))
 
 
 def _next_start(before: Written) -> datetime:

@@ -96,7 +96,9 @@ def _run(
         jars=required_jars(config),
     )
     printer = ProgressPrinter(config)
-    return Pipeline(config, spark).run(
+    pipeline = Pipeline(config, spark)
+    pipeline.on_warning = lambda line: print(f"warning: {line}", file=sys.stderr, flush=True)
+    return pipeline.run(
         once=once,
         drain=drain,
         on_progress=printer,

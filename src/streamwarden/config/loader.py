@@ -22,9 +22,10 @@ def load_config(path: str | Path) -> PipelineConfig:
     against the file's folder, so a config works from any working directory."""
     path = Path(path)
     if not path.is_file():
+        state = "is a folder, not a file" if path.is_dir() else "does not exist"
         raise ConfigError(
-            f"config file {str(path)!r} does not exist; pass the path to a .toml "
-            "or .yaml pipeline config"
+            f"config file {str(path)!r} {state}; pass the path to a .toml or .yaml pipeline "
+            "config"
         )
     try:
         text = path.read_text(encoding="utf-8")

@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from streamwarden.config import defaults
 from streamwarden.config.kafka import KafkaConfig, refuse_literal_secrets
+from streamwarden.config.paths import overlapping_folders
 from streamwarden.config.sections import (
     OPERATOR_SECTIONS,
     OperatorSection,
@@ -107,6 +108,10 @@ class SourceConfig(Strict):
     # files
     path: ConfigPath | None = None
     format: Literal["jsonl", "parquet"] = "jsonl"
+    #: Which files of the landing folder are input, as a glob on the name (``{a,b}`` for
+    #: either); default ``{*.jsonl,*.jsonl.gz}`` for jsonl, ``*.parquet`` for Parquet. Other
+    #: files are left alone; names starting with ``.`` or ``_`` are never read.
+    files: str | None = Field(default=None, min_length=1)
     max_files_per_trigger: int | None = Field(default=None, ge=1)
     # kafka
     topics: list[str] | None = Field(default=None, min_length=1)
@@ -332,7 +337,21 @@ class PipelineConfig(Strict):
         for who, need in sorted(needed):
             if getattr(self, need) is None:
                 raise ValueError(f"{who} needs a [{need}] section")
+        self._folders_apart()
         return self
+
+    def _folders_apart(self) -> None:
+        """The landing folder, the checkpoint (with the progress folder beside it) and every
+        sink folder are apart (:mod:`streamwarden.config.paths`)."""
+        folders = {"checkpoint.path": self.checkpoint.path}
+        if self.source.path is not None:
+            folders["source.path"] = self.source.path
+        for name, sink in self.sinks.configured().items():
+            if sink.path is not None:
+                folders[f"sinks.{name}.path"] = sink.path
+        problems = overlapping_folders(folders)
+        if problems:
+            raise ValueError("; ".join(problems))
 
     @property
     def operator_section(self) -> OperatorSection | None:

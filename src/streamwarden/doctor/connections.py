@@ -10,7 +10,12 @@ from collections.abc import Callable, Iterator
 
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.findings import Finding, Severity
-from streamwarden.errors import SourceError, StreamwardenError, UnreachableError
+from streamwarden.errors import (
+    LandingMissingError,
+    SourceError,
+    StreamwardenError,
+    UnreachableError,
+)
 from streamwarden.sinks.base import sink_kind
 from streamwarden.sources.base import source_of
 
@@ -47,12 +52,12 @@ def check_connections(config: PipelineConfig) -> None:
 def connection_findings(config: PipelineConfig) -> list[Finding]:
     """Every problem of the source and the sinks with their servers and jars, one finding
     each. A landing folder that does not exist yet is not one: producers may make it before the
-    run, which refuses it if they did not (``run`` checks it, exit 1)."""
+    run, which refuses it if they did not (``run`` checks it, exit 2)."""
     findings = []
     for what, check in _checks(config):
         try:
             check()
-        except SourceError:
+        except (SourceError, LandingMissingError):
             continue
         except StreamwardenError as exc:
             code = "unreachable" if isinstance(exc, UnreachableError) else "io-setup"

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamwarden.atomic import write_atomically
 from streamwarden.errors import MonitoringError, UsageError
 from streamwarden.monitoring.checkpoint_usage import CheckpointUsage
 from streamwarden.monitoring.failures import QueryFailure
@@ -236,10 +237,7 @@ def _read_file(path: Path, *, failures: bool = False) -> list[Any]:
 
 def write_status(folder: Path, status: dict[str, Any]) -> None:
     """Replaces ``status.json`` atomically, so that a reader never sees half a file."""
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{STATUS_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(status, indent=1, default=str), encoding="utf-8")
-    tmp.replace(folder / STATUS_FILE)
+    write_atomically(folder / STATUS_FILE, json.dumps(status, indent=1, default=str))
 
 
 def read_status(folder: Path) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from streamwarden.atomic import write_atomically
 from streamwarden.monitoring.findings import Finding
 from streamwarden.monitoring.progress_log import BatchRecord
 
@@ -93,7 +94,7 @@ def render_report(records: list[BatchRecord], png: Path, html_path: Path) -> Rep
     fig.savefig(svg, format="svg")
     plt.close(fig)
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    html_path.write_text(_page(data, svg.getvalue()), encoding="utf-8")
+    write_atomically(html_path, _page(data, svg.getvalue()))
     return data
 
 

@@ -8,6 +8,13 @@ and is not an input record for accounting; it only raises the watermark, so that
 
 The ticks are a second stream of the same query, read beside whatever source the config names
 (:func:`read_records`), so that every kind of source gets them.
+
+Ticks must not grow anything in a pipeline left idle for weeks: the ticker writes at most one
+tick per ``min_interval`` (the trigger interval: a faster tick would only queue up), none once
+a batch after the input went quiet reports no state left (nothing is open, so nothing needs
+event time to move), and Spark deletes each tick file once the batch that read it is
+committed (``cleanSource = delete``). The ticks' entries in the tick stream's own log
+(``sources/1``) are then bounded by one idle period's ticks, not by the idle time.
 """
 
 from __future__ import annotations
@@ -35,28 +42,48 @@ class IdleTicker:
     """Decides when to tick. Processing time is passed in (``now_ms``), never read here."""
 
     idle_timeout: timedelta
+    #: At most one tick per this much processing time (the pipeline's trigger interval).
+    min_interval: timedelta = timedelta(0)
     last_input_at_ms: int | None = None
     max_event_ms: int | None = None
     last_tick_ms: int | None = None
+    last_tick_at_ms: int | None = None
+    #: Whether the last batch reported state left to close (None: not known, so tick).
+    state_left: bool | None = None
 
-    def observe(self, now_ms: int, input_rows: int, max_event_ms: int | None) -> None:
-        """Record one batch's progress: its user-input row count and maximum event time."""
+    def observe(
+        self,
+        now_ms: int,
+        input_rows: int,
+        max_event_ms: int | None,
+        state_rows: int | None = None,
+    ) -> None:
+        """Record one batch's progress: its user-input row count, maximum event time and, if
+        known, the state rows left after it."""
         if self.last_input_at_ms is None or input_rows > 0:
             self.last_input_at_ms = now_ms
         if max_event_ms is not None and input_rows > 0:
             self.max_event_ms = max(self.max_event_ms or max_event_ms, max_event_ms)
+        self.state_left = None if state_rows is None else state_rows > 0
 
     def due_tick(self, now_ms: int) -> int | None:
-        """The event time to tick to, or None if input is not idle (or no event seen yet)."""
+        """The event time to tick to, or None if input is not idle (or no event seen yet), a
+        tick was written less than ``min_interval`` ago, or no state is left to close."""
         if self.max_event_ms is None or self.last_input_at_ms is None:
             return None
         idle_ms = now_ms - self.last_input_at_ms
-        if idle_ms < self.idle_timeout.total_seconds() * 1000:
+        if idle_ms < self.idle_timeout.total_seconds() * 1000 or self.state_left is False:
+            return None
+        if (
+            self.last_tick_at_ms is not None
+            and now_ms - self.last_tick_at_ms < self.min_interval.total_seconds() * 1000
+        ):
             return None
         tick = self.max_event_ms + idle_ms
         if self.last_tick_ms is not None and tick <= self.last_tick_ms:
             return None
         self.last_tick_ms = tick
+        self.last_tick_at_ms = now_ms
         return tick
 
 
@@ -76,7 +103,9 @@ def read_ticks(spark: SparkSession, ticks_dir: Path) -> DataFrame:
     from pyspark.sql import functions as F
 
     ticks_dir.mkdir(parents=True, exist_ok=True)
-    return spark.readStream.text(str(ticks_dir)).select(
+    # a tick is spent once its batch is committed: Spark deletes its file then
+    reader = spark.readStream.option("cleanSource", "delete")
+    return reader.text(str(ticks_dir)).select(
         F.col("value").alias("raw"), F.lit(True).alias(TICK_SOURCE)
     )
 

@@ -20,10 +20,10 @@ run compares with it. A checkpoint from before this record is adopted as it is.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from streamwarden.atomic import remove_stale_temporaries, write_atomically
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import ConfigError
@@ -58,19 +58,8 @@ def check_ownership(config: PipelineConfig) -> None:
     current = identity(config)
     if planned is not None and record.is_file():
         _compare(config, json.loads(record.read_text(encoding="utf-8")), current)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomically(record, json.dumps(current, indent=2, sort_keys=True) + "\n")
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Temp file, fsync, rename: a kill at any moment leaves the old record or the new one,
-    never an empty file that the next run cannot read."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+    write_atomically(record, json.dumps(current, indent=2, sort_keys=True) + "\n")
+    remove_stale_temporaries(record.parent)  # of a run killed while writing; nothing reads them
 
 
 def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ from streamwarden.pipeline.idle import IdleTicker, read_records, write_tick
 from streamwarden.pipeline.interrupt import StopRequest, stop_requested_on_signals
 from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
+from streamwarden.sources.base import source_of
 from streamwarden.spark.jvm import java_message
 from streamwarden.spark.session import build_spark_session
 
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from streamwarden.sinks.writer import BatchWriter
 
 __all__ = ["Pipeline", "RunResult", "ticks_dir"]
+
+log = logging.getLogger("streamwarden.source")
 
 ProgressCallback = Callable[[dict[str, Any], "BatchStats | None"], None]
 
@@ -62,6 +66,8 @@ class RunResult:
     batches: list[BatchStats] = field(default_factory=list)
     failures: list[QueryFailure] = field(default_factory=list)
     stopped: str | None = None
+    #: Input the source moved aside instead of reading (bad landing files), one line each.
+    set_aside: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,8 @@ class Pipeline:
         self.monitor: QueryMonitor | None = None
         #: The batch writer of the running query: it keeps the cause of a failed batch.
         self._writer: BatchWriter | None = None
+        #: Told each warning of a run (a landing file moved aside), e.g. to print it.
+        self.on_warning: Callable[[str], None] | None = None
 
     @property
     def spark(self) -> SparkSession:
@@ -102,6 +110,14 @@ class Pipeline:
                 extra_jars=required_jars(self.config),
             )
         return self._spark
+
+    def _sweep(self, result: RunResult) -> None:
+        """Moves aside input Spark cannot read exactly once, before Spark lists it."""
+        for line in source_of(self.config.source).sweep(self.config):
+            log.warning(line)
+            result.set_aside.append(line)
+            if self.on_warning is not None:
+                self.on_warning(line)
 
     def _step(self) -> OperatorStep:
         cfg = self.config
@@ -203,6 +219,7 @@ class Pipeline:
             more = self._run(replace(attempt, once=True, on_started=None), stop)
             result.progress += more.progress
             result.batches += more.batches
+            result.set_aside += more.set_aside
             result.stopped = more.stopped
         return result
 
@@ -296,11 +313,12 @@ class Pipeline:
 
     def _run(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
         result = RunResult()
+        self._sweep(result)
         query = self.start(once=attempt.once)
         ticker = None
         idle_timeout = self.operator.idle_timeout(self.config)
         if not attempt.once and idle_timeout is not None:
-            ticker = IdleTicker(idle_timeout)
+            ticker = IdleTicker(idle_timeout, min_interval=self.config.spark.trigger_interval)
         seen = -1
         try:
             if attempt.on_started is not None:
@@ -311,6 +329,8 @@ class Pipeline:
                 seen = self._report(query, seen, result, attempt, ticker)
                 if self.monitor is not None and not finished:
                     self.monitor.publish_query_status(query)
+                if not finished:
+                    self._sweep(result)
                 if ticker is not None and (tick := ticker.due_tick(attempt.now_ms())) is not None:
                     write_tick(ticks_dir(self.config), tick)
         except BaseException:  # a second signal, or a progress callback failed
@@ -359,6 +379,7 @@ class Pipeline:
                     attempt.now_ms(),
                     user_input_rows(progress, self.config),
                     max_event_ms(progress),
+                    state_rows(progress),
                 )
         return seen
 
@@ -392,6 +413,14 @@ def user_input_rows(progress: dict[str, Any], config: PipelineConfig) -> int:
         for s in progress.get("sources", [])
         if tick_path not in str(s.get("description", ""))
     )
+
+
+def state_rows(progress: dict[str, Any]) -> int | None:
+    """State rows left after a batch, over every stateful operator; None if it reports none."""
+    operators = progress.get("stateOperators") or []
+    if not operators:
+        return None
+    return sum(int(op.get("numRowsTotal", 0)) for op in operators)
 
 
 def executed(progress: dict[str, Any]) -> bool:

@@ -62,6 +62,11 @@ class Source(Protocol):
         :class:`~streamwarden.errors.SourceError` if the source cannot be read."""
         ...
 
+    def sweep(self, config: PipelineConfig) -> list[str]:
+        """Moves aside input that Spark cannot read exactly once (before the query starts and
+        on every poll of a continuous run); returns one warning line per thing moved."""
+        ...
+
     def where(self, config: SourceConfig) -> str:
         """Where the source reads, as a run's start-up line shows it."""
         ...

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.errors import SourceError
+from streamwarden.errors import LandingMissingError, SourceError
 from streamwarden.sources.base import SOURCE_KINDS
+from streamwarden.sources.landing_guard import LandingGuard, expand_pattern, parquet_schema_of
 from streamwarden.spark.jvm import java_message
 
 if TYPE_CHECKING:
@@ -20,7 +21,10 @@ if TYPE_CHECKING:
 
     from streamwarden.config.model import PipelineConfig, SourceConfig
 
-__all__ = ["FilesSource", "read_landing"]
+__all__ = ["DEFAULT_PATTERNS", "FilesSource", "landing_pattern", "read_landing"]
+
+#: Which files of the landing folder are input when ``[source] files`` is not set.
+DEFAULT_PATTERNS = {"jsonl": "{*.jsonl,*.jsonl.gz}", "parquet": "*.parquet"}
 
 
 class FilesSource:
@@ -30,21 +34,44 @@ class FilesSource:
     change_effect = (
         "Spark tracks the files it read per path, so every file of the new one would be read again"
     )
-    settings = frozenset({"path", "format", "max_files_per_trigger"})
+    settings = frozenset({"path", "format", "files", "max_files_per_trigger"})
     sections = frozenset[str]()
+
+    def __init__(self) -> None:
+        self._guards: dict[tuple[str, str], LandingGuard] = {}
 
     def check_config(self, config: SourceConfig) -> None:
         if config.path is None:
             raise ValueError("a files source needs a path (the landing folder)")
+        if any(ch in str(config.path) for ch in "*?[]{}"):
+            raise ValueError(
+                f"source.path {str(config.path)!r} has a glob character, which Spark would "
+                "expand; rename the folder (use source.files to choose files)"
+            )
+        for alternative in expand_pattern(landing_pattern(config)):
+            if not alternative or "/" in alternative or any(c in alternative for c in "{},"):
+                raise ValueError(
+                    f"source.files {landing_pattern(config)!r} must be one glob on file names, "
+                    "or {a,b,...} of several, e.g. '*.jsonl' or '{*.jsonl,*.jsonl.gz}'"
+                )
 
     def check(self, config: PipelineConfig) -> None:
-        path = _landing(config.source)
-        if not path.is_dir():
-            state = "is a file, not a folder" if path.exists() else "does not exist"
-            raise SourceError(
-                f"landing directory {str(path)!r} {state}; create it or fix source.path in the "
-                "config"
-            )
+        _check_folder(_landing(config.source))
+
+    def sweep(self, config: PipelineConfig) -> list[str]:
+        source = config.source
+        key = (str(_landing(source)), landing_pattern(source))
+        guard = self._guards.get(key)
+        if guard is None:
+            schema = None
+            if source.format == "parquet":
+                schema = parquet_schema_of(_landing(source), landing_pattern(source))
+            guard = self._guards[key] = LandingGuard(_landing(source), key[1], schema)
+        return [
+            f"landing file {bad.name!r} moved to {bad.moved_to!r}: {bad.detail} "
+            f"({bad.records if bad.records is not None else 'unknown'} records, bad_file)"
+            for bad in guard.sweep()
+        ]
 
     def jars(self, config: PipelineConfig) -> tuple[str, ...]:
         return ()
@@ -77,28 +104,48 @@ def _landing(config: SourceConfig) -> Path:
     return config.path
 
 
+def landing_pattern(config: SourceConfig) -> str:
+    """Which files of the landing folder are input (``[source] files`` or the format's
+    default)."""
+    return config.files or DEFAULT_PATTERNS[config.format]
+
+
+def _check_folder(path: Path) -> None:
+    """A landing folder that is missing is a config error (exit 2), like any wrong setting."""
+    if not path.is_dir():
+        state = "is a file, not a folder" if path.exists() else "does not exist"
+        raise LandingMissingError(
+            f"landing directory {str(path)!r} {state}; create it or fix source.path in the config"
+        )
+
+
 def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
     """A streaming DataFrame with one ``raw`` string column, one row per input record."""
     from pyspark.sql import functions as F
 
     path = _landing(source)
-    if not path.is_dir():
-        raise SourceError(
-            f"landing directory {str(path)!r} does not exist; create it or fix "
-            "source.path in the config"
-        )
-    reader = spark.readStream
+    _check_folder(path)
+    # Spark's own option would glob each file's name again when it reads a batch
+    reader = spark.readStream.option("pathGlobFilter", landing_pattern(source))
     if source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", source.max_files_per_trigger)
     if source.format == "jsonl":
         return reader.text(str(path)).select(F.col("value").alias("raw"))
-    schema = _parquet_schema(spark, path)
+    schema = _parquet_schema(spark, path, landing_pattern(source))
     frame = reader.schema(schema).parquet(str(path))
     return frame.select(F.to_json(F.struct(*[F.col(c) for c in frame.columns])).alias("raw"))
 
 
-def _parquet_schema(spark: SparkSession, path: Path) -> StructType:
-    files = sorted(path.glob("*.parquet"))
+def _parquet_schema(spark: SparkSession, path: Path, pattern: str) -> StructType:
+    import fnmatch
+
+    files = sorted(
+        f
+        for f in path.iterdir()
+        if f.is_file()
+        and not f.name.startswith((".", "_"))
+        and any(fnmatch.fnmatchcase(f.name, p) for p in expand_pattern(pattern))
+    )
     if not files:
         raise SourceError(
             f"landing directory {str(path)!r} holds no .parquet file yet, and a Parquet stream "

@@ -127,6 +127,9 @@ class KafkaSource:
             options["maxOffsetsPerTrigger"] = str(source.max_offsets_per_trigger)
         return {**options, **source.options}
 
+    def sweep(self, config: PipelineConfig) -> list[str]:
+        return []
+
     def where(self, config: SourceConfig) -> str:
         if config.topics is not None:
             return "kafka topics " + ", ".join(config.topics)
