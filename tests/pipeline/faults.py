@@ -50,7 +50,9 @@ SPEC = TrafficSpec(
     late_fraction=0.03,
     late_delay=(timedelta(minutes=10), timedelta(minutes=40)),
     bridge_fraction=0.3,
-    bridge_delay=(timedelta(minutes=35), timedelta(minutes=50)),
+    # a bridge must come after the session on its far side was written (its end + gap + the
+    # watermark delay) and while the near one is still kept (its end + gap + allowed_lateness)
+    bridge_delay=(timedelta(minutes=75), timedelta(minutes=100)),
     too_late_fraction=0.02,
     too_late_delay=timedelta(hours=3),
     malformed_fraction=0.01,
@@ -65,7 +67,7 @@ path = "landing"
 max_files_per_trigger = 1
 [sessions]
 gap = "30m"
-allowed_lateness = "60m"
+allowed_lateness = "120m"
 max_session_bytes = 2500
 [sinks.sessions]
 path = "sessions"
