@@ -134,14 +134,15 @@ def run_reference(spark: object, root: Path) -> None:
 
 def outputs(spark: object, root: Path, operator: str) -> dict[str, Counter[tuple[object, ...]]]:
     """Every output row as a multiset (a row written twice counts twice), without the batch id
-    it was written in (a replayed batch may land in another)."""
+    it was written in (a replayed batch may land in another) and the dead letters' ingestion
+    time (when the batch ran, which a rerun changes)."""
     result: dict[str, Counter[tuple[object, ...]]] = {}
     for name in (*OUTPUTS[operator], "dead_letters"):
         frame = read_output(spark, root / name)  # type: ignore[arg-type]
         if frame is None:
             result[name] = Counter()
             continue
-        columns = [c for c in frame.columns if c != "batch_id"]
+        columns = [c for c in frame.columns if c not in ("batch_id", "ingest_time")]
         result[name] = Counter(_hashable(tuple(r)) for r in frame.select(*columns).collect())
     return result
 

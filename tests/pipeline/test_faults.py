@@ -20,7 +20,7 @@ from streamwarden.pipeline.outputs import read_output
 from tests.pipeline import faults
 from tests.support import run_command, wait_for
 
-SHORT = replace(faults.SPEC, events=1_000, events_per_file=250, users=30)
+SHORT = replace(faults.SPEC, events=1_000, events_per_file=250, users=30, rate_per_second=0.06)
 
 
 def test_the_fault_traffic_revises_merges_caps_and_refuses_too_late_records(spark, workdir):
