@@ -63,6 +63,7 @@ def _same_output(spark, reference: Path, root: Path) -> None:
     assert sum(expected["sessions"].values()) > 50
 
 
+@pytest.mark.soak  # a minute or more each: in `make soak`, not the default run
 def test_a_full_sink_disk_gives_up_with_a_report_and_loses_nothing_committed(
     spark, workdir, reference
 ):
@@ -85,6 +86,7 @@ def test_a_full_sink_disk_gives_up_with_a_report_and_loses_nothing_committed(
         _same_output(spark, reference, root)
 
 
+@pytest.mark.soak  # a minute or more each: in `make soak`, not the default run
 def test_a_checkpoint_made_read_only_mid_run_fails_clearly_and_is_restarted_once_writable(
     spark, workdir, reference
 ):
