@@ -13,10 +13,10 @@ from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pipeline_config
 
 SPEC = TrafficSpec(
-    users=150,
-    events=4_000,
+    users=100,
+    events=2_000,
     rate_per_second=0.3,
-    events_per_file=500,
+    events_per_file=400,
     late_fraction=0.03,
     too_late_fraction=0.005,
     malformed_fraction=0.01,

@@ -143,9 +143,7 @@ def sink_kind(config: SinkConfig) -> SinkKind:
     return SINK_KINDS[config.kind]
 
 
-def open_sink(
-    name: str, config: PipelineConfig, shape: OutputShape = STANDALONE
-) -> BatchSink:
+def open_sink(name: str, config: PipelineConfig, shape: OutputShape = STANDALONE) -> BatchSink:
     """The sink ``name`` of a pipeline, as its ``[sinks.<name>]`` section configures it. The
     ``shape`` matters only to write: reading back and listing written batches need none."""
     return sink_kind(config.sinks.configured()[name]).open(name, config, shape)

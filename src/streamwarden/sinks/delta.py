@@ -125,9 +125,7 @@ class DeltaBatchSink:
             if self.latest:  # a new table: the batch's latest rows, nothing to replace
                 frame = latest_rows(frame, self.shape).where(_upsert(self.shape))
             partitions = (self.date_column,) if self.date_column else ()
-            self.target.append(
-                frame, app_id=self.app_id, version=batch_id, partition_by=partitions
-            )
+            self.target.append(frame, app_id=self.app_id, version=batch_id, partition_by=partitions)
         self._committed = batch_id
         return True
 

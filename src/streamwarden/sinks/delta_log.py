@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 __all__ = ["Commit", "commits", "last_transaction", "log_dir"]
 
@@ -38,12 +39,13 @@ def log_dir(table: Path) -> Path:
 @dataclass(frozen=True)
 class Commit:
     """One commit file of the log: its version, the transactions it recorded (application id
-    -> version), its operation (``WRITE``, ``MERGE``, ``OPTIMIZE``...) and files added."""
+    -> version), its operation (``WRITE``, ``MERGE``, ``OPTIMIZE``...) and the data files it
+    added (paths relative to the table, decoded)."""
 
     version: int
     transactions: dict[str, int] = field(default_factory=dict)
     operation: str | None = None
-    files_added: int = 0
+    added: tuple[str, ...] = ()
 
 
 def commits(table: Path) -> list[Commit]:
@@ -71,15 +73,15 @@ def last_transaction(table: Path, app_id: str) -> int | None:
 def _read_commit(version: int, path: Path) -> Commit:
     transactions: dict[str, int] = {}
     operation = None
-    added = 0
+    added = []
     for action in _json_lines(path):
         if "txn" in action:
             transactions[action["txn"]["appId"]] = int(action["txn"]["version"])
         elif "commitInfo" in action:
             operation = action["commitInfo"].get("operation")
         elif "add" in action:
-            added += 1
-    return Commit(version, transactions, operation, added)
+            added.append(unquote(action["add"]["path"]))
+    return Commit(version, transactions, operation, tuple(added))
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:
