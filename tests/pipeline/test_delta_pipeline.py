@@ -13,8 +13,8 @@ from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pipeline_config
 
 SPEC = TrafficSpec(
-    users=100,
-    events=2_000,
+    users=80,
+    events=1_200,
     rate_per_second=0.3,
     events_per_file=400,
     late_fraction=0.03,

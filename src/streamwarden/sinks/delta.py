@@ -134,9 +134,12 @@ class DeltaBatchSink:
         batch is committed before the next is written; one without rows writes nothing).
         A table named in the metastore is found through the running SparkSession: without
         one, it reports none."""
-        from pyspark.sql import SparkSession
+        spark = None
+        if self.target.table is not None:  # a table by path needs no Spark (run asks before)
+            from pyspark.sql import SparkSession
 
-        location = self.target.location(SparkSession.getActiveSession())
+            spark = SparkSession.getActiveSession()
+        location = self.target.location(spark)
         if location is None:
             return []
         last = delta_log.last_transaction(location, self.app_id)
