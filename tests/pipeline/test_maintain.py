@@ -34,14 +34,25 @@ def delta_config(root):
     )
 
 
-def test_maintain_compacts_and_refuses_a_retention_below_the_table_s(spark, workdir):
-    config = delta_config(workdir)
+def _three_batches(spark, config):
     sink = DeltaBatchSink.open("dead_letters", config)
     for batch in range(3):
         rows = spark.createDataFrame([(f"r{batch}", "malformed_json")], "raw string, reason string")
         sink.write_batch(rows, batch)
+
+
+def test_maintain_refuses_a_retention_below_the_table_s(spark, workdir):
+    config = delta_config(workdir)
+    _three_batches(spark, config)
     with pytest.raises(UsageError, match=r"below the retention .* at least 7d"):
         maintain(spark, config, retain=timedelta(hours=1))
+    assert len(list((workdir / "dead_letters").glob("*.parquet"))) == 3  # nothing touched
+
+
+@pytest.mark.soak  # OPTIMIZE and VACUUM are several Spark jobs each
+def test_maintain_compacts_each_table_and_keeps_recent_files(spark, workdir):
+    config = delta_config(workdir)
+    _three_batches(spark, config)
     [done] = maintain(spark, config)  # the sessions table does not exist yet: left alone
     assert done.sink == "dead_letters" and done.files_compacted == 3
     assert done.retention == timedelta(days=7) and done.files_deleted == 0  # all too recent
