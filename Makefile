@@ -14,6 +14,7 @@ JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
 .PHONY: demo demo-kafka postgres test test-engine lint soak faults bench bench-patterns bench-rescale bench-kafka \
+	bench-delta \
 	setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
@@ -84,6 +85,10 @@ bench-rescale: setup
 # Kafka in and out: a local broker, throughput against files -> Parquet, end-to-end latency.
 bench-kafka: setup
 	$(BIN)/python bench/kafka_bench.py
+
+# The sessions pipeline to Delta tables (MERGE, and append) against Parquet folders, 2M events.
+bench-delta: setup
+	$(BIN)/python bench/delta_bench.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output

@@ -1,6 +1,6 @@
 """Shared fixtures: one local SparkSession for the whole test session (with Spark's Kafka
-connector on its classpath), one local Kafka broker started only if a test asks for it, fast
-scratch folders."""
+connector and Delta Lake on its classpath, and Delta's extension), one local Kafka broker
+started only if a test asks for it, fast scratch folders."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 from streamwarden.kafka.jars import connector_jars
 from streamwarden.kafka.local_broker import LocalBroker
+from streamwarden.spark.delta import SNAPSHOT_PARTITIONS, delta_jars, delta_session_conf
 from streamwarden.spark.session import build_spark_session
 
 #: Real checkpoints (sessions, leaking aggregation) shared by tests/checkpoints and tests/cli.
@@ -31,9 +32,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         extra_conf={
             "spark.ui.enabled": "false",
             "spark.sql.streaming.minBatchesToRetain": "20",
+            # static settings: Delta's extension and catalog must be there from the start
+            **delta_session_conf("local[2]", 2),
+            SNAPSHOT_PARTITIONS: "1",
         },
         # spark.jars is fixed once the session starts, and every test shares this one session
-        extra_jars=connector_jars(),
+        extra_jars=(*connector_jars(), *delta_jars()),
     )
     yield session
     session.stop()

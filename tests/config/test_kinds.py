@@ -23,8 +23,8 @@ UNKNOWN = [
         "source.kind: unknown source kind 'pulsar'; known kinds: files, kafka",
     ),
     (
-        MINIMAL.replace("[sinks.sessions]\n", '[sinks.sessions]\nkind = "delta"\n'),
-        "sinks.sessions.kind: unknown sink kind 'delta'; known kinds: kafka, parquet",
+        MINIMAL.replace("[sinks.sessions]\n", '[sinks.sessions]\nkind = "iceberg"\n'),
+        "sinks.sessions.kind: unknown sink kind 'iceberg'; known kinds: delta, kafka, parquet",
     ),
 ]
 
@@ -51,7 +51,7 @@ def test_without_a_kind_the_source_is_files_and_the_sinks_parquet(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
     assert config.source.kind == "files" and SOURCE_KINDS.names() == ["files", "kafka"]
     assert isinstance(source_of(config.source), FilesSource)
-    assert SINK_KINDS.names() == ["kafka", "parquet"]
+    assert SINK_KINDS.names() == ["delta", "kafka", "parquet"]
     for name, sink in config.sinks.configured().items():
         assert sink.kind == "parquet"
         opened = open_sink(name, config)

@@ -12,7 +12,17 @@ import sys
 import warnings
 
 from streamwarden import __version__
-from streamwarden.cli import demo, doctor, generate, inspect, report, rescale, run, status
+from streamwarden.cli import (
+    demo,
+    doctor,
+    generate,
+    inspect,
+    maintain,
+    report,
+    rescale,
+    run,
+    status,
+)
 from streamwarden.cli.arguments import Command
 from streamwarden.cli.logs import keep_pyspark_traces_off_the_terminal, log_to_file
 from streamwarden.errors import StreamwardenError
@@ -22,7 +32,17 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: Every command, in the order ``--help`` lists them. Each registers its own parser and handler
 #: (see :class:`~streamwarden.cli.arguments.Command`); a new command is one module added here.
-COMMANDS: tuple[Command, ...] = (run, demo, status, report, inspect, rescale, doctor, generate)
+COMMANDS: tuple[Command, ...] = (
+    run,
+    demo,
+    status,
+    report,
+    inspect,
+    rescale,
+    maintain,
+    doctor,
+    generate,
+)
 
 #: What Ctrl-C prints unless the command set its own ``interrupted`` line.
 INTERRUPTED = "Interrupted; the checkpoint is intact and the next run resumes from it."

@@ -1,8 +1,10 @@
-"""The SparkSession offline tools (``inspect``, ``rescale``) run on: local, small, quiet."""
+"""The SparkSession offline tools (``inspect``, ``rescale``, ``maintain``) run on: local, small,
+quiet."""
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,13 +16,17 @@ if TYPE_CHECKING:
 __all__ = ["offline_spark"]
 
 
-def offline_spark(tool: str) -> SparkSession:
-    """A local session whose Spark log goes to a file (named in errors), not the terminal."""
+def offline_spark(
+    tool: str, *, conf: Mapping[str, str] | None = None, jars: tuple[str, ...] = ()
+) -> SparkSession:
+    """A local session whose Spark log goes to a file (named in errors), not the terminal;
+    ``conf`` and ``jars`` add what a pipeline's sinks need (Delta's)."""
     log_file = Path(tempfile.gettempdir()) / f"streamwarden-{tool}.log"
     return spark_logging_to(
         log_file,
         app_name=f"streamwarden-{tool}",
         master="local[2]",
         shuffle_partitions=2,
-        conf={"spark.ui.enabled": "false"},
+        conf={**(conf or {}), "spark.ui.enabled": "false"},
+        jars=jars,
     )

@@ -75,7 +75,7 @@ def _run(
 ) -> RunResult:
     from streamwarden.checkpoints.run_lock import refuse_if_held
     from streamwarden.cli.console import ProgressPrinter
-    from streamwarden.doctor.connections import check_connections, required_jars
+    from streamwarden.doctor.connections import check_connections, required_jars, session_conf
     from streamwarden.pipeline import Pipeline
     from streamwarden.pipeline.ownership import check_ownership
 
@@ -92,7 +92,7 @@ def _run(
         app_name=f"streamwarden-{config.name}",
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
-        conf=config.spark.conf,
+        conf=session_conf(config),
         jars=required_jars(config),
     )
     printer = ProgressPrinter(config)

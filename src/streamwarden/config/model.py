@@ -151,15 +151,23 @@ class ValidationConfig(Strict):
 class SinkConfig(Strict):
     """Where one output goes: ``kind`` names a registered sink (``streamwarden.sinks``);
     ``parquet`` (the default) directories are written exactly once per batch; ``kafka`` writes
-    a topic of the cluster in ``[kafka]``, one transaction per batch. Each kind reads only its
-    own settings."""
+    a topic of the cluster in ``[kafka]``, one transaction per batch; ``delta`` a Delta Lake
+    table (at ``path``, or the metastore's ``table``), one commit per batch. Each kind reads
+    only its own settings."""
 
     kind: Annotated[str, AfterValidator(SINK_KINDS.check)] = "parquet"
-    # parquet
+    # parquet, delta
     path: ConfigPath | None = None
     # kafka
     topic: str | None = Field(default=None, min_length=1)
     transactional_id: str | None = Field(default=None, min_length=1)
+    # delta
+    table: str | None = Field(default=None, min_length=1)
+    #: ``latest``: one row per key (a session's latest revision, by MERGE); ``all``: every row
+    #: appended (every revision). Outputs whose rows are not revisions are always appended.
+    keep: Literal["latest", "all"] = "latest"
+    #: ``date``: partitioned by the date of the output's time column; ``off``: not partitioned.
+    partition_by: Literal["date", "off"] = "date"
 
     @property
     def folder(self) -> Path:

@@ -19,7 +19,7 @@ from streamwarden.errors import (
 from streamwarden.sinks.base import sink_kind
 from streamwarden.sources.base import source_of
 
-__all__ = ["check_connections", "connection_findings", "required_jars"]
+__all__ = ["check_connections", "connection_findings", "required_jars", "session_conf"]
 
 
 def _checks(config: PipelineConfig) -> Iterator[tuple[str, Callable[[], None]]]:
@@ -78,3 +78,12 @@ def required_jars(config: PipelineConfig) -> tuple[str, ...]:
     for sink in config.sinks.configured().values():
         jars += sink_kind(sink).jars(config)
     return tuple(dict.fromkeys(jars))
+
+
+def session_conf(config: PipelineConfig) -> dict[str, str]:
+    """The settings the SparkSession starts with: what the sinks need (Delta's extension),
+    then ``[spark.conf]``, which wins."""
+    conf: dict[str, str] = {}
+    for sink in config.sinks.configured().values():
+        conf.update(sink_kind(sink).spark_conf(config))
+    return {**conf, **config.spark.conf}

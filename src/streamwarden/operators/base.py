@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from streamwarden.errors import ConfigError
 from streamwarden.registry import Registry
-from streamwarden.sinks.base import open_sink
+from streamwarden.sinks.base import STANDALONE, OutputShape, open_sink
 from streamwarden.sinks.writer import BatchWriter
 
 if TYPE_CHECKING:
@@ -133,13 +133,19 @@ class Operator(Protocol):
 Select = Callable[["DataFrame"], "DataFrame"]
 
 
-def writer_for(config: PipelineConfig, selectors: Mapping[str, Select]) -> BatchWriter:
+def writer_for(
+    config: PipelineConfig,
+    selectors: Mapping[str, Select],
+    shapes: Mapping[str, OutputShape] | None = None,
+) -> BatchWriter:
     """A writer to each configured sink that ``selectors`` names (in their order): the sink
-    ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks."""
+    ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks, whose shape is
+    ``shapes[name]`` (an output not named there is rows that each stand alone)."""
     configured = config.sinks.configured()
+    shapes = shapes or {}
     return BatchWriter(
         [
-            (open_sink(name, config), select)
+            (open_sink(name, config, shapes.get(name, STANDALONE)), select)
             for name, select in selectors.items()
             if name in configured
         ]

@@ -15,7 +15,7 @@ from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.checkpoint import failure_advice
-from streamwarden.doctor.connections import required_jars
+from streamwarden.doctor.connections import required_jars, session_conf
 from streamwarden.errors import (
     PipelineError,
     QueryStartError,
@@ -106,7 +106,7 @@ class Pipeline:
                 app_name=f"streamwarden-{self.config.name}",
                 master=s.master,
                 shuffle_partitions=s.shuffle_partitions,
-                extra_conf=s.conf,
+                extra_conf=session_conf(self.config),
                 extra_jars=required_jars(self.config),
             )
         return self._spark
@@ -189,6 +189,7 @@ class Pipeline:
         instead of corrupting it.
         """
         with hold_checkpoint(self.config.checkpoint.path, f"pipeline {self.config.name!r}"):
+            _ = self.spark  # started first: a sink's table in the metastore is found through it
             check_ownership(self.config)
             self.monitor = self._start_monitor()
             monitor = self.monitor

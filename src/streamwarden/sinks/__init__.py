@@ -4,8 +4,17 @@
 registers itself, imported here so that the registry is complete whenever ``sinks`` is.
 """
 
-from streamwarden.sinks.base import SINK_KINDS, BatchSink, open_sink
+from streamwarden.sinks.base import SINK_KINDS, BatchSink, OutputShape, open_sink
+from streamwarden.sinks.delta import DeltaBatchSink
 from streamwarden.sinks.kafka import KafkaBatchSink
 from streamwarden.sinks.parquet import ParquetBatchSink
 
-__all__ = ["SINK_KINDS", "BatchSink", "KafkaBatchSink", "ParquetBatchSink", "open_sink"]
+__all__ = [
+    "SINK_KINDS",
+    "BatchSink",
+    "DeltaBatchSink",
+    "KafkaBatchSink",
+    "OutputShape",
+    "ParquetBatchSink",
+    "open_sink",
+]

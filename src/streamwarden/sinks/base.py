@@ -11,6 +11,9 @@ at run time, so that the config (one layer up) can use the registry.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from streamwarden.registry import Registry
@@ -20,7 +23,49 @@ if TYPE_CHECKING:
 
     from streamwarden.config.model import PipelineConfig, SinkConfig
 
-__all__ = ["SINK_KINDS", "BatchSink", "SinkKind", "open_sink", "sink_kind"]
+__all__ = [
+    "SINK_KINDS",
+    "STANDALONE",
+    "BatchSink",
+    "OutputShape",
+    "SinkKind",
+    "open_sink",
+    "pipeline_id",
+    "sink_kind",
+]
+
+
+@dataclass(frozen=True)
+class OutputShape:
+    """What an operator tells its sinks about the rows of one output.
+
+    - ``key``: the column naming the thing a row describes (``session_id``), when a later row
+      of the same key replaces an earlier one; None when every row stands alone;
+    - ``revision``: with ``key``, the column whose higher value is the later row;
+    - ``absorbed``: with ``key``, an array column of keys that this row absorbed (a merge of two
+      sessions): their rows end here;
+    - ``time``: a timestamp column whose date places the row (a table's partition).
+    """
+
+    key: str | None = None
+    revision: str | None = None
+    absorbed: str | None = None
+    time: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.key is None) != (self.revision is None):
+            raise ValueError("an output shape gives both key and revision, or neither")
+        if self.absorbed is not None and self.key is None:
+            raise ValueError("an output shape with absorbed keys needs a key")
+
+    @property
+    def revised(self) -> bool:
+        """Whether later rows replace earlier ones of the same key."""
+        return self.key is not None
+
+
+#: The shape of an output whose rows each stand alone (nothing declared).
+STANDALONE = OutputShape()
 
 
 class BatchSink(Protocol):
@@ -75,12 +120,17 @@ class SinkKind(Protocol):
         """JVM jars Spark needs for this kind of sink, beyond the engine's."""
         ...
 
+    def spark_conf(self, config: PipelineConfig) -> Mapping[str, str]:
+        """Settings the SparkSession must start with for this kind (static ones, such as a
+        session extension); ``[spark.conf]`` may override them."""
+        ...
+
     def where(self, config: SinkConfig) -> str:
         """Where a sink of this kind writes, as a run's start-up line shows it."""
         ...
 
-    def open(self, name: str, config: PipelineConfig) -> BatchSink:
-        """The sink ``[sinks.<name>]`` of ``config``."""
+    def open(self, name: str, config: PipelineConfig, shape: OutputShape) -> BatchSink:
+        """The sink ``[sinks.<name>]`` of ``config``, for rows of ``shape``."""
         ...
 
 
@@ -93,6 +143,15 @@ def sink_kind(config: SinkConfig) -> SinkKind:
     return SINK_KINDS[config.kind]
 
 
-def open_sink(name: str, config: PipelineConfig) -> BatchSink:
-    """The sink ``name`` of a pipeline, as its ``[sinks.<name>]`` section configures it."""
-    return sink_kind(config.sinks.configured()[name]).open(name, config)
+def open_sink(name: str, config: PipelineConfig, shape: OutputShape = STANDALONE) -> BatchSink:
+    """The sink ``name`` of a pipeline, as its ``[sinks.<name>]`` section configures it. The
+    ``shape`` matters only to write: reading back and listing written batches need none."""
+    return sink_kind(config.sinks.configured()[name]).open(name, config, shape)
+
+
+def pipeline_id(config: PipelineConfig) -> str:
+    """An identity of the pipeline that stays the same across its runs: its name and its
+    checkpoint's path (one pipeline per checkpoint), so that two pipelines never share one.
+    Transactional sinks record it with each batch they commit."""
+    where = hashlib.sha256(str(config.checkpoint.path.resolve()).encode()).hexdigest()[:12]
+    return f"streamwarden.{config.name}.{where}"

@@ -34,9 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from streamwarden.errors import ConfigError, SinkError
 from streamwarden.kafka.cluster import QUIET, error_text, require_topics
-from streamwarden.sinks.base import SINK_KINDS
+from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from confluent_kafka import Producer, TopicPartition
     from pyspark.sql import Column, DataFrame, SparkSession
 
@@ -92,11 +94,17 @@ class KafkaBatchSink:
         return connector_jars()  # reading the topic back (accounting) uses Spark's reader
 
     @staticmethod
+    def spark_conf(config: PipelineConfig) -> Mapping[str, str]:
+        return {}
+
+    @staticmethod
     def where(config: SinkConfig) -> str:
         return f"kafka topic {config.topic}"
 
     @classmethod
-    def open(cls, name: str, config: PipelineConfig) -> KafkaBatchSink:
+    def open(
+        cls, name: str, config: PipelineConfig, shape: OutputShape = STANDALONE
+    ) -> KafkaBatchSink:
         sink = config.sinks.configured()[name]
         assert sink.topic is not None  # check_config
         return cls(

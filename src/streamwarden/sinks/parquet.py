@@ -4,7 +4,7 @@ Each batch is written to a staging folder (ignored by readers because of its lea
 underscore) and renamed to ``batch_id=NNNNNNNNNN`` in one atomic step. A replayed batch whose
 folder already exists is skipped, so a crash at any point leaves each batch once or not at all.
 The rename is atomic on local and POSIX file systems, not on object stores (S3 and the like):
-there, write to a local or HDFS path until a transactional sink (Delta, planned) exists.
+there, write to a local or HDFS path, or use the Delta sink (``kind = "delta"``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.sinks.base import SINK_KINDS
+from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pyspark.sql import DataFrame, SparkSession
 
     from streamwarden.config.model import PipelineConfig, SinkConfig
@@ -63,11 +65,18 @@ class ParquetBatchSink:
         return ()
 
     @staticmethod
+    def spark_conf(config: PipelineConfig) -> Mapping[str, str]:
+        return {}
+
+    @staticmethod
     def where(config: SinkConfig) -> str:
         return str(config.path)
 
     @classmethod
-    def open(cls, name: str, config: PipelineConfig) -> ParquetBatchSink:
+    def open(
+        cls, name: str, config: PipelineConfig, shape: OutputShape = STANDALONE
+    ) -> ParquetBatchSink:
+        """Every row is kept as written: the shape does not matter to a folder of batches."""
         path = config.sinks.configured()[name].path
         assert path is not None  # check_config
         return cls(name, path)

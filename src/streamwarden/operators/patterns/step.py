@@ -30,6 +30,7 @@ from streamwarden.operators.patterns.from_config import (
     pattern_from_config,
 )
 from streamwarden.operators.patterns.records import detect_validated, validated_events
+from streamwarden.sinks.base import OutputShape
 from streamwarden.validation import Reason
 
 if TYPE_CHECKING:
@@ -98,6 +99,11 @@ def patterns_step(config: PipelineConfig, records: DataFrame) -> OperatorStep:
             "matches": lambda c: match_rows(c, carried),
             "timeouts": lambda c: timeout_rows(c, carried),  # when configured
             "dead_letters": dead_letter_rows,
+        },
+        {
+            "matches": OutputShape(time="match_start"),
+            "timeouts": OutputShape(time="match_start"),
+            "dead_letters": OutputShape(time="ingest_time"),
         },
     )
     return OperatorStep(result.combined.observe(OBSERVATION, *_output_counts()), writer)

@@ -17,6 +17,7 @@ from streamwarden.operators.engine_rows import (
     with_watermark,
 )
 from streamwarden.operators.sessions.params import SessionParams
+from streamwarden.sinks.base import OutputShape
 from streamwarden.sources.base import SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation import TICK_SOURCE, validate_records
@@ -24,7 +25,14 @@ from streamwarden.validation import TICK_SOURCE, validate_records
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["DEAD_LETTER_COLUMNS", "SESSION_COLUMNS", "SessionizeResult", "sessionize"]
+__all__ = [
+    "DEAD_LETTER_COLUMNS",
+    "DEAD_LETTER_SHAPE",
+    "SESSION_COLUMNS",
+    "SESSION_SHAPE",
+    "SessionizeResult",
+    "sessionize",
+]
 
 #: Output columns that differ from the engine's: epoch milliseconds become timestamps.
 _DERIVED = {
@@ -48,6 +56,15 @@ SESSION_COLUMNS = (
     "merged_session_ids",
 )
 DEAD_LETTER_COLUMNS = ("raw", "reason", "detail", "user_id", "event_time", "ingest_time")
+#: A session's revisions replace each other (the higher one is the later), a merge ends the
+#: sessions it absorbed, and a session is dated by its start: a later revision never starts
+#: later (late events and merges only extend a session back), which table sinks may rely on.
+SESSION_SHAPE = OutputShape(
+    key="session_id", revision="revision", absorbed="merged_session_ids", time="session_start"
+)
+#: Each dead letter stands alone, dated by when it was rejected (a malformed record has no
+#: event time).
+DEAD_LETTER_SHAPE = OutputShape(time="ingest_time")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,13 @@ from streamwarden.operators.observed import (
     dead_letters_by_reason,
 )
 from streamwarden.operators.sessions.accounting import Accounting, reconcile
-from streamwarden.operators.sessions.api import dead_letter_rows, session_rows, sessionize
+from streamwarden.operators.sessions.api import (
+    DEAD_LETTER_SHAPE,
+    SESSION_SHAPE,
+    dead_letter_rows,
+    session_rows,
+    sessionize,
+)
 from streamwarden.operators.sessions.params import SessionParams
 
 if TYPE_CHECKING:
@@ -103,7 +109,11 @@ class SessionsOperator:
             fields=config.fields,
             validation=config.validation,
         )
-        writer = writer_for(config, {"sessions": session_rows, "dead_letters": dead_letter_rows})
+        writer = writer_for(
+            config,
+            {"sessions": session_rows, "dead_letters": dead_letter_rows},
+            {"sessions": SESSION_SHAPE, "dead_letters": DEAD_LETTER_SHAPE},
+        )
         return OperatorStep(result.combined.observe(OBSERVATION, *observed_counts()), writer)
 
     def stats_from_progress(self, progress: dict[str, Any]) -> SessionBatchStats | None:

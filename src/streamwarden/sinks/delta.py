@@ -1,0 +1,236 @@
+"""Delta Lake table sink (``kind = "delta"``), exactly once per micro-batch through Delta's own
+transaction identifiers.
+
+Each batch with rows is one Delta commit that records the pipeline's identity and the batch id
+as a transaction (``txnAppId`` = :func:`~streamwarden.sinks.base.pipeline_id`, ``txnVersion`` =
+the batch id). Delta itself skips a commit of an application whose version it already holds,
+so a batch replayed after a crash is never committed twice, whatever the point of the crash;
+the sink also reads the table's log once per run and skips such a batch without computing it.
+A batch without rows makes no commit.
+
+- Outputs whose rows stand alone (dead letters, matches) are appended
+  (``.option("txnAppId"...)``).
+- Outputs whose rows are revisions (:class:`~streamwarden.sinks.base.OutputShape` with a key:
+  sessions) keep, with ``keep = "latest"`` (the default), one row per key: the batch's rows are
+  reduced to the highest revision per key, and a MERGE on the key replaces a row only with a
+  higher revision and deletes the rows of keys absorbed by a merge, in the same commit. Delta's
+  transaction settings for a MERGE are session settings
+  (``spark.databricks.delta.write.txnAppId``/``txnVersion``), set for the MERGE and unset after
+  it, failed or not. ``keep = "all"`` appends every revision instead.
+
+Tables are partitioned by the date of the output's time column (``session_date`` for sessions)
+unless ``partition_by = "off"``; a column the output gains later is added to the table (schema
+evolution). Upkeep (OPTIMIZE, VACUUM): ``streamwarden maintain``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from streamwarden.sinks import delta_log
+from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape, pipeline_id
+from streamwarden.sinks.delta_table import DeltaTarget, date_column, require_delta
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pyspark.sql import DataFrame, SparkSession
+
+    from streamwarden.config.model import PipelineConfig, SinkConfig
+
+__all__ = ["TXN_APP_ID", "TXN_VERSION", "DeltaBatchSink", "latest_rows"]
+
+#: Delta's session settings that make a MERGE (or any write) an idempotent transaction.
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+
+
+class DeltaBatchSink:
+    """Writes each micro-batch's rows to a Delta table in one commit, exactly once."""
+
+    settings = frozenset({"path", "table", "keep", "partition_by"})
+    sections = frozenset[str]()
+
+    def __init__(
+        self,
+        name: str,
+        target: DeltaTarget,
+        app_id: str,
+        shape: OutputShape,
+        *,
+        latest: bool,
+        partitioned: bool,
+    ) -> None:
+        self.name = name
+        self.target = target
+        self.app_id = app_id
+        self.shape = shape
+        #: Keep one row per key (MERGE) rather than append every row.
+        self.latest = latest and shape.revised
+        #: The partition column (None: the table is not partitioned).
+        self.date_column = date_column(shape.time) if partitioned and shape.time else None
+        #: The last batch id the table holds (-1: none), read from the log at the first batch.
+        self._committed: int | None = None
+
+    @staticmethod
+    def check_config(config: SinkConfig) -> None:
+        if (config.path is None) == (config.table is None):
+            raise ValueError("a delta sink needs a path or a table (one of them)")
+
+    @staticmethod
+    def check(name: str, config: PipelineConfig) -> None:
+        """Nothing to reach before a run: the table is made by the first batch with rows."""
+
+    @staticmethod
+    def jars(config: PipelineConfig) -> tuple[str, ...]:
+        from streamwarden.spark.delta import delta_jars
+
+        return delta_jars()
+
+    @staticmethod
+    def spark_conf(config: PipelineConfig) -> Mapping[str, str]:
+        from streamwarden.spark.delta import delta_session_conf
+
+        return delta_session_conf(config.spark.master, config.spark.shuffle_partitions)
+
+    @staticmethod
+    def where(config: SinkConfig) -> str:
+        return _target(config).describe()
+
+    @classmethod
+    def open(
+        cls, name: str, config: PipelineConfig, shape: OutputShape = STANDALONE
+    ) -> DeltaBatchSink:
+        sink = config.sinks.configured()[name]
+        return cls(
+            name,
+            _target(sink),
+            pipeline_id(config),
+            shape,
+            latest=sink.keep == "latest",
+            partitioned=sink.partition_by == "date",
+        )
+
+    def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
+        spark = rows.sparkSession
+        require_delta(spark)
+        if batch_id <= self._last_committed(spark):
+            return False  # committed before a crash; the replayed batch holds the same rows
+        if rows.isEmpty():
+            return True  # no commit for a batch without rows (its replay has none either)
+        frame = self._with_columns(rows, batch_id)
+        if self.latest and self.target.exists(spark):
+            self._merge(spark, frame, batch_id)
+        else:
+            if self.latest:  # a new table: the batch's latest rows, nothing to replace
+                frame = latest_rows(frame, self.shape).where(_upsert(self.shape))
+            partitions = (self.date_column,) if self.date_column else ()
+            self.target.append(frame, app_id=self.app_id, version=batch_id, partition_by=partitions)
+        self._committed = batch_id
+        return True
+
+    def written_batches(self) -> list[int]:
+        """The batches up to the last one the table's log records for this pipeline (each
+        batch is committed before the next is written; one without rows writes nothing).
+        A table named in the metastore is found through the running SparkSession: without
+        one, it reports none."""
+        spark = None
+        if self.target.table is not None:  # a table by path needs no Spark (run asks before)
+            from pyspark.sql import SparkSession
+
+            spark = SparkSession.getActiveSession()
+        location = self.target.location(spark)
+        if location is None:
+            return []
+        last = delta_log.last_transaction(location, self.app_id)
+        return [] if last is None else list(range(last + 1))
+
+    def read(self, spark: SparkSession) -> DataFrame | None:
+        return self.target.read(spark)
+
+    def _last_committed(self, spark: SparkSession) -> int:
+        if self._committed is None:
+            location = self.target.location(spark)
+            last = None if location is None else delta_log.last_transaction(location, self.app_id)
+            self._committed = -1 if last is None else last
+        return self._committed
+
+    def _with_columns(self, rows: DataFrame, batch_id: int) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        frame = rows.withColumn("batch_id", F.lit(batch_id).cast("long"))
+        if self.date_column is not None and self.shape.time is not None:
+            frame = frame.withColumn(self.date_column, F.to_date(self.shape.time))
+        return frame
+
+    def _merge(self, spark: SparkSession, frame: DataFrame, batch_id: int) -> None:
+        """One MERGE: absorbed keys deleted, higher revisions replace lower, new keys added."""
+        shape = self.shape
+        assert shape.key is not None and shape.revision is not None  # self.latest
+        source = latest_rows(frame, shape)
+        condition = f"t.`{shape.key}` = s.`{shape.key}`"
+        earliest = self._earliest_date(source)
+        if earliest is not None:  # a row never moves to a later date: older partitions pruned
+            condition += f" AND t.`{self.date_column}` >= DATE'{earliest}'"
+        revision = f"s.`{shape.revision}`"
+        merge = (
+            self.target.delta_table(spark)
+            .alias("t")
+            .merge(source.alias("s"), condition)
+            .whenMatchedDelete(f"{revision} IS NULL")
+            .whenMatchedUpdateAll(f"{revision} > t.`{shape.revision}`")
+            .whenNotMatchedInsertAll(f"{revision} IS NOT NULL")
+            .withSchemaEvolution()
+        )
+        spark.conf.set(TXN_APP_ID, self.app_id)
+        spark.conf.set(TXN_VERSION, str(batch_id))
+        try:
+            merge.execute()
+        finally:
+            spark.conf.unset(TXN_APP_ID)
+            spark.conf.unset(TXN_VERSION)
+
+    def _earliest_date(self, source: DataFrame) -> str | None:
+        from pyspark.sql import functions as F
+
+        if self.date_column is None:
+            return None
+        earliest = source.agg(F.min(self.date_column)).first()
+        return None if earliest is None or earliest[0] is None else earliest[0].isoformat()
+
+
+def latest_rows(frame: DataFrame, shape: OutputShape) -> DataFrame:
+    """The rows a batch's revisions leave, one per key: the highest revision of each key that
+    no row of the batch absorbed, and a deletion row (the key, every other column null, so its
+    revision is null) for each absorbed key. At most one row per key, as a MERGE needs."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    key, revision = shape.key, shape.revision
+    assert key is not None and revision is not None
+    columns = frame.columns
+    latest = Window.partitionBy(key).orderBy(F.col(revision).desc())
+    upserts = frame.withColumn("_rank", F.row_number().over(latest)).where("_rank = 1")
+    if shape.absorbed is None:
+        return upserts.select(*columns)
+    absorbed = (
+        frame.select(F.explode(shape.absorbed).alias(key)).where(F.col(key).isNotNull()).distinct()
+    )
+    kept = upserts.join(absorbed, key, "left_anti").select(*columns)
+    types = dict(frame.dtypes)
+    deletions = absorbed.select(
+        *[F.col(key) if c == key else F.lit(None).cast(types[c]).alias(c) for c in columns]
+    )
+    return kept.unionByName(deletions)
+
+
+def _upsert(shape: OutputShape) -> str:
+    """The rows of :func:`latest_rows` that are revisions, not deletions."""
+    return f"`{shape.revision}` IS NOT NULL"
+
+
+def _target(config: SinkConfig) -> DeltaTarget:
+    return DeltaTarget(path=config.path, table=config.table)
+
+
+SINK_KINDS.register("delta", DeltaBatchSink)

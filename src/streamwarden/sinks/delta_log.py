@@ -1,0 +1,120 @@
+"""Reading a Delta table's transaction log without Spark: which batch of a pipeline the table
+holds last, and what each commit recorded.
+
+A Delta table's ``_delta_log/`` holds one JSON file per commit (``NNNNNNNNNNNNNNNNNNNN.json``,
+one action per line) and, every few commits, a checkpoint of the whole state (a Parquet file,
+``N.checkpoint.parquet``, or its parts ``N.checkpoint.i.n.parquet``; a V2 checkpoint,
+``N.checkpoint.<uuid>.json|parquet``, keeps its transaction actions in that top-level file).
+Old commit files are cleaned up after the log's retention, so the last transaction of an
+application is the newest one among the latest checkpoint and the commits after it.
+
+A writer that commits with ``txnAppId``/``txnVersion`` adds a ``txn`` action ``{"appId",
+"version"}``; Delta skips a later commit of the same application with a version not above it.
+The sinks record the pipeline's identity and the batch id there (``sinks.delta``), which is how
+they, and the ownership check, know which batches a table holds without a SparkSession.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+__all__ = ["Commit", "commits", "last_transaction", "log_dir"]
+
+_COMMIT = re.compile(r"^(\d{20})\.json$")
+#: ``N.checkpoint.parquet``, a part ``N.checkpoint.i.n.parquet``, or V2 ``N.checkpoint.<uuid>.*``
+_CHECKPOINT = re.compile(
+    r"^(\d{20})\.checkpoint(?:\.(\d{10})\.(\d{10}))?(?:\.[0-9a-f-]{36})?\.(parquet|json)$"
+)
+
+
+def log_dir(table: Path) -> Path:
+    return table / "_delta_log"
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit file of the log: its version, the transactions it recorded (application id
+    -> version), its operation (``WRITE``, ``MERGE``, ``OPTIMIZE``...) and the data files it
+    added (paths relative to the table, decoded)."""
+
+    version: int
+    transactions: dict[str, int] = field(default_factory=dict)
+    operation: str | None = None
+    added: tuple[str, ...] = ()
+
+
+def commits(table: Path) -> list[Commit]:
+    """Every commit whose file is still in the log, oldest first."""
+    folder = log_dir(table)
+    if not folder.is_dir():
+        return []
+    found = sorted((int(m.group(1)), f) for f in folder.iterdir() if (m := _COMMIT.match(f.name)))
+    return [_read_commit(version, path) for version, path in found]
+
+
+def last_transaction(table: Path, app_id: str) -> int | None:
+    """The version the application ``app_id`` committed last to the table at ``table`` (None:
+    no commit of it, or no table)."""
+    folder = log_dir(table)
+    if not folder.is_dir():
+        return None
+    checkpoint_version, last = _from_checkpoint(folder, app_id)
+    for commit in commits(table):
+        if commit.version > checkpoint_version and app_id in commit.transactions:
+            last = commit.transactions[app_id]
+    return last
+
+
+def _read_commit(version: int, path: Path) -> Commit:
+    transactions: dict[str, int] = {}
+    operation = None
+    added = []
+    for action in _json_lines(path):
+        if "txn" in action:
+            transactions[action["txn"]["appId"]] = int(action["txn"]["version"])
+        elif "commitInfo" in action:
+            operation = action["commitInfo"].get("operation")
+        elif "add" in action:
+            added.append(unquote(action["add"]["path"]))
+    return Commit(version, transactions, operation, tuple(added))
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _from_checkpoint(folder: Path, app_id: str) -> tuple[int, int | None]:
+    """(version of the latest complete checkpoint, or -1; the app's version in it)."""
+    by_version: dict[int, list[tuple[Path, int]]] = {}
+    for f in folder.iterdir():
+        if m := _CHECKPOINT.match(f.name):
+            by_version.setdefault(int(m.group(1)), []).append((f, int(m.group(3) or 1)))
+    for version in sorted(by_version, reverse=True):
+        files = by_version[version]
+        parts = files[0][1]
+        if len(files) < parts:  # a multi-part checkpoint still being written
+            continue
+        last = None
+        for path, _ in files:
+            for txn in _checkpoint_transactions(path):
+                if txn.get("appId") == app_id:
+                    last = int(txn["version"])
+        return version, last
+    return -1, None
+
+
+def _checkpoint_transactions(path: Path) -> list[dict[str, Any]]:
+    if path.suffix == ".json":
+        return [a["txn"] for a in _json_lines(path) if "txn" in a]
+    import pyarrow.parquet as pq  # here: reading commits alone must not load pyarrow
+
+    schema = pq.read_schema(path)
+    if "txn" not in schema.names:
+        return []
+    column = pq.read_table(path, columns=["txn"]).column("txn").to_pylist()
+    return [t for t in column if t is not None]
