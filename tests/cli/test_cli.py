@@ -29,10 +29,10 @@ def test_drain_without_once_is_a_usage_error(tmp_path, capsys):
     assert "--drain only works with --once" in capsys.readouterr().err
 
 
-def test_a_missing_landing_directory_is_a_runtime_error_naming_it(tmp_path, capsys):
+def test_a_missing_landing_directory_is_a_config_error_naming_it(tmp_path, capsys):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL)
-    assert main(["run", str(path), "--once"]) == 1
+    assert main(["run", str(path), "--once"]) == 2
     err = capsys.readouterr().err
     assert "landing directory" in err and str(tmp_path / "landing") in err
 
