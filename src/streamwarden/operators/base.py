@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from streamwarden.errors import ConfigError
 from streamwarden.registry import Registry
 from streamwarden.sinks.base import open_sink
-from streamwarden.sinks.writer import BatchWriter
+from streamwarden.sinks.writer import BatchWriter, Prepare
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -133,16 +133,20 @@ class Operator(Protocol):
 Select = Callable[["DataFrame"], "DataFrame"]
 
 
-def writer_for(config: PipelineConfig, selectors: Mapping[str, Select]) -> BatchWriter:
+def writer_for(
+    config: PipelineConfig, selectors: Mapping[str, Select], prepare: Prepare | None = None
+) -> BatchWriter:
     """A writer to each configured sink that ``selectors`` names (in their order): the sink
-    ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks."""
+    ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks from the batch's
+    output (after ``prepare``, if given)."""
     configured = config.sinks.configured()
     return BatchWriter(
         [
             (open_sink(name, config), select)
             for name, select in selectors.items()
             if name in configured
-        ]
+        ],
+        prepare,
     )
 
 

@@ -28,6 +28,7 @@ from streamwarden.operators.observed import (
 )
 from streamwarden.operators.sessions.accounting import Accounting, reconcile
 from streamwarden.operators.sessions.api import dead_letter_rows, session_rows, sessionize
+from streamwarden.operators.sessions.history import HistoryMerge
 from streamwarden.operators.sessions.params import SessionParams
 
 if TYPE_CHECKING:
@@ -97,13 +98,13 @@ class SessionsOperator:
         SessionParams.from_config(config.sessions, config.validation)
 
     def build_step(self, config: PipelineConfig, records: DataFrame) -> OperatorStep:
-        result = sessionize(
-            records,
-            SessionParams.from_config(config.sessions, config.validation),
-            fields=config.fields,
-            validation=config.validation,
+        params = SessionParams.from_config(config.sessions, config.validation)
+        result = sessionize(records, params, fields=config.fields, validation=config.validation)
+        writer = writer_for(
+            config,
+            {"sessions": session_rows, "dead_letters": dead_letter_rows},
+            HistoryMerge(config, params) if config.history is not None else None,
         )
-        writer = writer_for(config, {"sessions": session_rows, "dead_letters": dead_letter_rows})
         return OperatorStep(result.combined.observe(OBSERVATION, *observed_counts()), writer)
 
     def stats_from_progress(self, progress: dict[str, Any]) -> SessionBatchStats | None:
