@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from streamwarden.config import defaults
 from streamwarden.config.model import SessionsConfig, ValidationConfig
+from streamwarden.config.units import format_duration
 from streamwarden.errors import ConfigError
 from streamwarden.operators.arguments import check_bool, check_duration, check_int
 
@@ -67,8 +68,9 @@ class SessionParams:
                 )
         if self.history_lateness is not None and self.history_lateness <= self.allowed_lateness:
             raise ConfigError(
-                f"history_lateness ({self.history_lateness}) must be longer than "
-                f"allowed_lateness ({self.allowed_lateness}): the history store takes the late "
+                f"history_lateness ({format_duration(self.history_lateness)}) must be longer "
+                f"than allowed_lateness ({format_duration(self.allowed_lateness)}): the history "
+                "store takes the late "
                 "events the state no longer can; raise it, or turn it off"
             )
 
