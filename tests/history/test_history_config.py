@@ -37,7 +37,7 @@ def test_a_password_written_in_the_config_is_refused_without_showing_it():
 
 @pytest.mark.parametrize("table", ["Sessions", "a;drop table x", "1abc"])
 def test_a_table_name_must_be_a_plain_name(table):
-    with pytest.raises(ConfigError, match="history.table"):
+    with pytest.raises(ConfigError, match=r"history\.table"):
         config(history={**STORE, "table": table})
 
 

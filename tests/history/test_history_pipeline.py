@@ -14,12 +14,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-pytestmark = pytest.mark.soak  # eight micro-batches and a drain: minutes on a shared machine
-
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account, final_sessions, read_output
 from tests.history.support import history_config, offline_sessions
 from tests.support import minutes, pageview, write_batches
+
+pytestmark = pytest.mark.soak  # eight micro-batches and a drain: minutes on a shared machine
 
 DAY = 24 * 60
 GAP_MS = 30 * 60_000
