@@ -13,7 +13,7 @@ ENGINE_TESTS_OK := .cache/engine-tests.ok
 JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
-.PHONY: demo demo-kafka postgres test test-engine lint soak faults bench bench-patterns bench-rescale bench-kafka \
+.PHONY: demo demo-kafka postgres test test-engine lint soak faults bench bench-patterns bench-rescale bench-kafka bench-history \
 	setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
@@ -84,6 +84,10 @@ bench-rescale: setup
 # Kafka in and out: a local broker, throughput against files -> Parquet, end-to-end latency.
 bench-kafka: setup
 	$(BIN)/python bench/kafka_bench.py
+
+# A week of lateness in the history store (PostgreSQL) against the same lateness in state (L8).
+bench-history: setup postgres
+	$(BIN)/python bench/history_bench.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output
