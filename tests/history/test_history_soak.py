@@ -5,6 +5,7 @@ store grows. Prints both series, one line per micro-batch."""
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
@@ -78,11 +79,13 @@ def test_events_in_equal_events_in_final_sessions_and_none_is_dead_lettered(spar
 
 
 def test_state_stays_flat_while_the_history_grows(run):
-    """Day 1 against days 2-4 (the drain's batches left out): state rows and the state bytes
-    each batch writes to the checkpoint stay within 1.5x, while the store keeps growing."""
+    """Day 1 against days 2-4 (the drain's batches left out): the state rows and the median
+    state bytes a batch writes to the checkpoint stay within 1.5x, while the store keeps growing.
+    (A batch that also uploads a RocksDB snapshot writes the whole state once: the median leaves
+    those out; the snapshot's size follows the rows.)"""
     series = [s for s in run["series"] if s[4] > 0][:-2]
     day = len(series) // 4
     first, rest = series[day : 2 * day], series[2 * day :]
     assert max(s[1] for s in rest) <= 1.5 * max(s[1] for s in first)
-    assert max(s[2] for s in rest) <= 1.5 * max(s[2] for s in first)
+    assert statistics.median(s[2] for s in rest) <= 1.5 * statistics.median(s[2] for s in first)
     assert rest[-1][4] >= 2 * first[0][4]

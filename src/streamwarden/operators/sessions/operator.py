@@ -48,6 +48,8 @@ class SessionBatchStats:
     session_rows: int
     session_events: int
     dead_letters: dict[str, int] = field(default_factory=dict)
+    #: Late events the engine handed to the history store's merge (0 without a store).
+    history_events: int = 0
 
     def output_counts(self) -> dict[str, int]:
         return {"sessions": self.session_rows}
@@ -62,6 +64,7 @@ class SessionBatchStats:
             session_rows=int(row["sessions"]),
             session_events=int(row["session_events"] or 0),
             dead_letters=dead_letters_by_reason(row),
+            history_events=int(row.get("history_events") or 0),
         )
 
 
@@ -71,6 +74,7 @@ def observed_counts() -> list[Column]:
     return [
         F.count(F.when(is_session, 1)).alias("sessions"),
         F.sum(F.when(is_session, F.col("page_count"))).alias("session_events"),
+        F.count(F.when(F.col("kind") == "history", 1)).alias("history_events"),
         *dead_letter_counts(),
     ]
 
