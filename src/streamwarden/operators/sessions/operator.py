@@ -64,7 +64,7 @@ class SessionBatchStats:
             session_rows=int(row["sessions"]),
             session_events=int(row["session_events"] or 0),
             dead_letters=dead_letters_by_reason(row),
-            history_events=int(row.get("history_events") or 0),
+            history_events=int(row["history_events"] or 0),
         )
 
 
