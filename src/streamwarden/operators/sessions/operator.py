@@ -64,8 +64,16 @@ class SessionBatchStats:
             session_rows=int(row["sessions"]),
             session_events=int(row["session_events"] or 0),
             dead_letters=dead_letters_by_reason(row),
-            history_events=int(row["history_events"] or 0),
+            history_events=_optional_count(row, "history_events"),
         )
+
+
+def _optional_count(row: Any, name: str) -> int:
+    """A count the observed row may lack (a progress written before it was observed)."""
+    try:
+        return int(row[name] or 0)
+    except (KeyError, ValueError):  # a dict, or a Spark Row, without the field
+        return 0
 
 
 def observed_counts() -> list[Column]:
