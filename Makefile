@@ -14,7 +14,7 @@ JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
 .PHONY: demo demo-kafka postgres test test-engine lint soak faults bench bench-patterns bench-rescale bench-kafka \
-	bench-delta \
+	bench-delta bench-history \
 	setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
@@ -89,6 +89,10 @@ bench-kafka: setup
 # The sessions pipeline to Delta tables (MERGE, and append) against Parquet folders, 2M events.
 bench-delta: setup
 	$(BIN)/python bench/delta_bench.py
+
+# A week of lateness in the history store (PostgreSQL) against the same lateness in state (L8).
+bench-history: setup postgres
+	$(BIN)/python bench/history_bench.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from streamwarden.history.local_postgres import LocalPostgres
 from streamwarden.kafka.jars import connector_jars
 from streamwarden.kafka.local_broker import LocalBroker
 from streamwarden.spark.delta import SNAPSHOT_PARTITIONS, delta_jars, delta_session_conf
@@ -53,6 +54,15 @@ def kafka_broker() -> Iterator[LocalBroker]:
 
     with LocalBroker(sasl_users={SASL_USER: SASL_PASSWORD}) as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[LocalPostgres]:
+    """One real throwaway PostgreSQL server for the whole test session, started the first time
+    a test asks for it and stopped (by its PID) at the end. Tests share it, so each uses tables
+    of its own names."""
+    with LocalPostgres() as server:
+        yield server
 
 
 @pytest.fixture

@@ -24,7 +24,8 @@ PACKAGE = SOURCE / "streamwarden"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # errors, the name registry, Spark plumbing, Kafka plumbing (jar sets, the local broker)
     ("errors", "registry", "atomic", "spark", "_engine", "kafka"),
-    ("sources", "sinks"),  # contracts and their kinds: the config checks its kinds against them
+    # contracts and their kinds (the config checks its kinds against them); the history store
+    ("sources", "sinks", "history"),
     ("config",),  # typed settings
     ("validation",),  # raw records -> validated events or dead letters
     ("operators", "testing"),  # the operator contract, each operator, and their testers

@@ -15,8 +15,10 @@ __all__ = [
     "CheckpointInUseError",
     "ConfigError",
     "EngineError",
+    "HistoryError",
     "LandingMissingError",
     "LocalBrokerError",
+    "LocalServerError",
     "MonitoringError",
     "NotACheckpointError",
     "PatternError",
@@ -118,3 +120,12 @@ class CheckpointInUseError(StateError):
 class LocalBrokerError(StreamwardenError):
     """The local Kafka broker (tests, demo) did not start or refused a request; the message
     names the broker's log."""
+
+
+class LocalServerError(StreamwardenError):
+    """A local server for tests and demos (PostgreSQL) did not start; the message says what it
+    printed."""
+
+
+class HistoryError(StreamwardenError):
+    """The history store cannot be read or written (a refused login, a failed transaction)."""

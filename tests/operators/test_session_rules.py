@@ -7,7 +7,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from streamwarden.operators.sessions import SessionParams
-from streamwarden.testing import DeadLetter, SessionOutput, SessionRevision, SessionTester
+from streamwarden.testing import (
+    DeadLetter,
+    HistoryEvent,
+    SessionOutput,
+    SessionRevision,
+    SessionTester,
+)
 from streamwarden.testing.session_tester import PageView, to_ms
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -107,6 +113,19 @@ def test_an_event_later_than_the_allowed_lateness_is_dead_lettered_as_too_late()
     out = t.run_batch([PageView("u", at(1))], watermark=at(45))
     assert [d.reason for d in dead(out)] == ["too_late"]
     assert sessions(out) == [] and t.state_rows == 0
+
+
+def test_with_history_lateness_such_an_event_leaves_for_the_history_store_not_too_late():
+    t = make_tester(allowed_lateness=10 * MIN, history_lateness=timedelta(days=3))
+    t.run_batch([PageView("u", at(0))], watermark=at(0))
+    t.advance_watermark(at(45))
+    out = t.run_batch([PageView("u", at(1)), PageView("u", at(-3 * 24 * 60))], watermark=at(45))
+    assert sorted((o.kind, o.event_ts_ms) for o in out) == [
+        ("dead_letter", to_ms(at(-3 * 24 * 60))),
+        ("history", to_ms(at(1))),
+    ]
+    assert [type(o) for o in out if o.kind == "history"] == [HistoryEvent]
+    assert t.state_rows == 0
 
 
 @pytest.mark.parametrize("together", [True, False], ids=["one-batch", "later-event-first"])

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from streamwarden.config import defaults
+from streamwarden.config.history import HistoryConfig
 from streamwarden.config.kafka import KafkaConfig, refuse_literal_secrets
 from streamwarden.config.paths import overlapping_folders
 from streamwarden.config.sections import (
@@ -33,6 +34,7 @@ __all__ = [
     "CheckpointConfig",
     "Duration",
     "FieldNames",
+    "HistoryConfig",
     "KafkaConfig",
     "MonitoringConfig",
     "OperatorSection",
@@ -312,6 +314,7 @@ class PipelineConfig(Strict):
     monitoring: MonitoringConfig = MonitoringConfig()
     supervisor: SupervisorConfig = SupervisorConfig()
     resources: ResourcesConfig = ResourcesConfig()
+    history: HistoryConfig | None = None
 
     @model_validator(mode="after")
     def _sections_and_sinks_fit_the_operator(self) -> PipelineConfig:
@@ -346,6 +349,11 @@ class PipelineConfig(Strict):
             if getattr(self, need) is None:
                 raise ValueError(f"{who} needs a [{need}] section")
         self._folders_apart()
+        if self.sessions.history_lateness is not None and self.history is None:
+            raise ValueError(
+                "sessions.history_lateness needs a [history] section naming the store that "
+                "keeps closed sessions (kind = 'postgres' with host, database, user)"
+            )
         return self
 
     def _folders_apart(self) -> None:

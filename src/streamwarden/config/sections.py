@@ -59,6 +59,10 @@ class SessionsConfig(OperatorSection):
     collect_urls: bool = False
     idle_timeout: OptionalDuration = defaults.IDLE_TIMEOUT
     slow_key_threshold: OptionalDuration = defaults.SLOW_KEY_THRESHOLD
+    #: How late an event may still be merged into its closed session from the history store
+    #: (``[history]``) once its session has left state; None (``"off"``, the default): late
+    #: events beyond ``allowed_lateness`` are ``too_late``.
+    history_lateness: OptionalDuration = None
 
     @model_validator(mode="after")
     def _positive_times(self) -> SessionsConfig:

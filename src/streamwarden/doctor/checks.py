@@ -230,6 +230,20 @@ def check_deadlines(config: PipelineConfig) -> list[Finding]:
                 "L3",
             )
         )
+    if s.history_lateness is not None and s.history_lateness <= s.allowed_lateness:
+        out.append(
+            Finding(
+                "history-lateness-too-short",
+                Severity.ERROR,
+                f"sessions.history_lateness ({format_duration(s.history_lateness)}) is not "
+                f"longer than allowed_lateness ({format_duration(s.allowed_lateness)}): the "
+                "history store takes the late events the state no longer can, so it would "
+                "never take one",
+                "raise sessions.history_lateness above allowed_lateness (e.g. \"7d\"), or set "
+                'it to "off"',
+                "L8",
+            )
+        )
     if _conf(config).get(_NO_DATA, "true").lower() == "false":
         out.append(
             Finding(

@@ -16,6 +16,7 @@ from streamwarden.errors import (
     StreamwardenError,
     UnreachableError,
 )
+from streamwarden.history.base import HISTORY_KINDS
 from streamwarden.sinks.base import sink_kind
 from streamwarden.sources.base import source_of
 
@@ -38,9 +39,17 @@ def _checks(config: PipelineConfig) -> Iterator[tuple[str, Callable[[], None]]]:
 
         return check
 
+    def history() -> None:
+        assert config.history is not None
+        kind = HISTORY_KINDS[config.history.kind]
+        kind.jars(config)
+        kind.check(config)
+
     yield "source", source
     for name in config.sinks.configured():
         yield f"sink {name}", sink(name)
+    if config.history is not None:
+        yield "history store", history
 
 
 def check_connections(config: PipelineConfig) -> None:
@@ -77,6 +86,8 @@ def required_jars(config: PipelineConfig) -> tuple[str, ...]:
     jars = list(source_of(config.source).jars(config))
     for sink in config.sinks.configured().values():
         jars += sink_kind(sink).jars(config)
+    if config.history is not None:
+        jars += HISTORY_KINDS[config.history.kind].jars(config)
     return tuple(dict.fromkeys(jars))
 
 

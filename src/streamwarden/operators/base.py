@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from streamwarden.errors import ConfigError
 from streamwarden.registry import Registry
 from streamwarden.sinks.base import STANDALONE, OutputShape, open_sink
-from streamwarden.sinks.writer import BatchWriter
+from streamwarden.sinks.writer import BatchWriter, Prepare
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -137,10 +137,12 @@ def writer_for(
     config: PipelineConfig,
     selectors: Mapping[str, Select],
     shapes: Mapping[str, OutputShape] | None = None,
+    prepare: Prepare | None = None,
 ) -> BatchWriter:
     """A writer to each configured sink that ``selectors`` names (in their order): the sink
-    ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks, whose shape is
-    ``shapes[name]`` (an output not named there is rows that each stand alone)."""
+    ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks from the batch's
+    output (after ``prepare``, if given), whose shape is ``shapes[name]`` (an output not named
+    there is rows that each stand alone)."""
     configured = config.sinks.configured()
     shapes = shapes or {}
     return BatchWriter(
@@ -148,7 +150,8 @@ def writer_for(
             (open_sink(name, config, shapes.get(name, STANDALONE)), select)
             for name, select in selectors.items()
             if name in configured
-        ]
+        ],
+        prepare,
     )
 
 

@@ -17,10 +17,13 @@ if TYPE_CHECKING:
 
     from streamwarden.sinks.base import BatchSink
 
-__all__ = ["BatchWriter", "Output"]
+__all__ = ["BatchWriter", "Output", "Prepare"]
 
 #: One output of a batch: the sink, and how to select its rows from the operator's output.
 Output = tuple["BatchSink", Callable[["DataFrame"], "DataFrame"]]
+#: What an operator does with a batch's output before the sinks get it (the sessions
+#: operator's history merge): the persisted output and the batch id in, the rows to write out.
+Prepare = Callable[["DataFrame", int], "DataFrame"]
 
 
 class BatchWriter:
@@ -34,8 +37,10 @@ class BatchWriter:
     discarding sink.
     """
 
-    def __init__(self, outputs: Sequence[Output]) -> None:
+    def __init__(self, outputs: Sequence[Output], prepare: Prepare | None = None) -> None:
         self.outputs = tuple(outputs)
+        #: Runs first, on every batch (replays included), before any sink writes.
+        self.prepare = prepare
         #: What failed in the last batch, as one line. Spark reports a failure inside
         #: ``foreachBatch`` as "an exception was raised by the Python Proxy" with a Python
         #: traceback, so the runner reports this instead.
@@ -51,9 +56,8 @@ class BatchWriter:
     def _write(self, combined: DataFrame, batch_id: int) -> None:
         combined.persist()
         try:
-            computed = [
-                sink.write_batch(select(combined), batch_id) for sink, select in self.outputs
-            ]
+            rows = combined if self.prepare is None else self.prepare(combined, batch_id)
+            computed = [sink.write_batch(select(rows), batch_id) for sink, select in self.outputs]
             if not any(computed):
                 combined.write.format("noop").mode("overwrite").save()
         finally:

@@ -8,6 +8,7 @@ from streamwarden.testing.pattern_tester import PatternTester
 from streamwarden.testing.records import (
     DeadLetter,
     HeldSession,
+    HistoryEvent,
     KeyPatternState,
     MatchedEvent,
     PartialMatchOverflow,
@@ -23,6 +24,7 @@ from streamwarden.testing.session_tester import PageView, SessionTester
 __all__ = [
     "DeadLetter",
     "HeldSession",
+    "HistoryEvent",
     "KeyPatternState",
     "MatchedEvent",
     "PageView",

@@ -17,6 +17,7 @@ from streamwarden.errors import EngineError
 __all__ = [
     "DeadLetter",
     "HeldSession",
+    "HistoryEvent",
     "KeyPatternState",
     "MatchedEvent",
     "PartialMatchOverflow",
@@ -65,6 +66,17 @@ class DeadLetter:
     raw: str | None
     reason: str
     detail: str | None
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """A late event beyond ``allowed_lateness`` that found no session in state but is within
+    ``history_lateness``: a pipeline merges it into its stored session (the history store)."""
+
+    kind: ClassVar[Literal["history"]] = "history"
+    user_id: str
+    event_ts_ms: int
+    raw: str | None
 
 
 @dataclass(frozen=True)
@@ -152,7 +164,7 @@ class KeyPatternState:
     partials: tuple[tuple[str, ...], ...]
 
 
-SessionOutput = SessionRevision | DeadLetter
+SessionOutput = SessionRevision | DeadLetter | HistoryEvent
 PatternOutput = PatternMatch | PatternTimeout | PartialMatchOverflow | DeadLetter
 
 
@@ -160,6 +172,8 @@ def session_record(row: Mapping[str, Any]) -> SessionOutput:
     """The record of one session engine output row (columns of ``EngineOutput.SCHEMA``)."""
     if row["kind"] == "dead_letter":
         return _dead_letter(row, "user_id")
+    if row["kind"] == "history":
+        return HistoryEvent(row["user_id"], row["event_ts_ms"], row["raw"])
     if row["kind"] != "session":
         raise _unknown(row)
     return SessionRevision(

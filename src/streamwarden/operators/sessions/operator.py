@@ -34,6 +34,7 @@ from streamwarden.operators.sessions.api import (
     session_rows,
     sessionize,
 )
+from streamwarden.operators.sessions.history import HistoryMerge
 from streamwarden.operators.sessions.params import SessionParams
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ class SessionBatchStats:
     session_rows: int
     session_events: int
     dead_letters: dict[str, int] = field(default_factory=dict)
+    #: Late events the engine handed to the history store's merge (0 without a store).
+    history_events: int = 0
 
     def output_counts(self) -> dict[str, int]:
         return {"sessions": self.session_rows}
@@ -67,7 +70,16 @@ class SessionBatchStats:
             session_rows=int(row["sessions"]),
             session_events=int(row["session_events"] or 0),
             dead_letters=dead_letters_by_reason(row),
+            history_events=_optional_count(row, "history_events"),
         )
+
+
+def _optional_count(row: Any, name: str) -> int:
+    """A count the observed row may lack (a progress written before it was observed)."""
+    try:
+        return int(row[name] or 0)
+    except (KeyError, ValueError):  # a dict, or a Spark Row, without the field
+        return 0
 
 
 def observed_counts() -> list[Column]:
@@ -76,6 +88,7 @@ def observed_counts() -> list[Column]:
     return [
         F.count(F.when(is_session, 1)).alias("sessions"),
         F.sum(F.when(is_session, F.col("page_count"))).alias("session_events"),
+        F.count(F.when(F.col("kind") == "history", 1)).alias("history_events"),
         *dead_letter_counts(),
     ]
 
@@ -103,16 +116,13 @@ class SessionsOperator:
         SessionParams.from_config(config.sessions, config.validation)
 
     def build_step(self, config: PipelineConfig, records: DataFrame) -> OperatorStep:
-        result = sessionize(
-            records,
-            SessionParams.from_config(config.sessions, config.validation),
-            fields=config.fields,
-            validation=config.validation,
-        )
+        params = SessionParams.from_config(config.sessions, config.validation)
+        result = sessionize(records, params, fields=config.fields, validation=config.validation)
         writer = writer_for(
             config,
             {"sessions": session_rows, "dead_letters": dead_letter_rows},
             {"sessions": SESSION_SHAPE, "dead_letters": DEAD_LETTER_SHAPE},
+            HistoryMerge(config, params) if config.history is not None else None,
         )
         return OperatorStep(result.combined.observe(OBSERVATION, *observed_counts()), writer)
 

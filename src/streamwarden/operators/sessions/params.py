@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from streamwarden.config import defaults
 from streamwarden.config.model import SessionsConfig, ValidationConfig
+from streamwarden.config.units import format_duration
 from streamwarden.errors import ConfigError
 from streamwarden.operators.arguments import check_bool, check_duration, check_int
 
@@ -32,7 +33,10 @@ class SessionParams:
     - ``max_pages`` / ``max_session_bytes``: per-session caps; events past them are
       dead-lettered and the session flagged ``truncated``;
     - ``collect_urls``: keep the list of urls (within the byte cap) in each session;
-    - ``slow_key_threshold``: the engine logs a user whose work in a batch took longer.
+    - ``slow_key_threshold``: the engine logs a user whose work in a batch took longer;
+    - ``history_lateness``: a late event beyond ``allowed_lateness`` that finds no session in
+      state but is within this leaves the engine for the history store's merge (None: off, such
+      events are ``too_late``); it must exceed ``allowed_lateness``.
 
     Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
     slow-key log); ``max_pages`` and ``max_session_bytes`` are ints; ``collect_urls`` a bool.
@@ -47,6 +51,7 @@ class SessionParams:
     max_session_bytes: int = defaults.MAX_SESSION_BYTES
     collect_urls: bool = False
     slow_key_threshold: timedelta | None = defaults.SLOW_KEY_THRESHOLD
+    history_lateness: timedelta | None = None
 
     def __post_init__(self) -> None:
         self._check_types()
@@ -61,6 +66,13 @@ class SessionParams:
                 raise ConfigError(
                     f"{name} must be from 1 to 2**63 - 1, got {getattr(self, name)!r}"
                 )
+        if self.history_lateness is not None and self.history_lateness <= self.allowed_lateness:
+            raise ConfigError(
+                f"history_lateness ({format_duration(self.history_lateness)}) must be longer "
+                f"than allowed_lateness ({format_duration(self.allowed_lateness)}): the history "
+                "store takes the late "
+                "events the state no longer can; raise it, or turn it off"
+            )
 
     def _check_types(self) -> None:
         check_duration(ConfigError, "gap", self.gap, example="timedelta(minutes=30)")
@@ -83,6 +95,13 @@ class SessionParams:
             example="timedelta(seconds=1)",
             none_allowed=True,
         )
+        check_duration(
+            ConfigError,
+            "history_lateness",
+            self.history_lateness,
+            example="timedelta(days=3)",
+            none_allowed=True,
+        )
 
     @classmethod
     def from_config(cls, sessions: SessionsConfig, validation: ValidationConfig) -> SessionParams:
@@ -95,6 +114,7 @@ class SessionParams:
             max_session_bytes=sessions.max_session_bytes,
             collect_urls=sessions.collect_urls,
             slow_key_threshold=sessions.slow_key_threshold,
+            history_lateness=sessions.history_lateness,
         )
 
     def to_plan_json(self) -> str:
@@ -106,6 +126,9 @@ class SessionParams:
                 "max_pages": self.max_pages,
                 "max_session_bytes": self.max_session_bytes,
                 "collect_urls": self.collect_urls,
+                "history_lateness_ms": 0
+                if self.history_lateness is None
+                else _ms(self.history_lateness),
             }
         )
 

@@ -9,7 +9,10 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * The one output schema of the session engine: {@code kind} tells a session revision from a
- * dead letter, and Python splits the two. Times are epoch milliseconds.
+ * dead letter and from a late event bound for the history store ({@code history}, with the
+ * event's payload in {@code event_*}), and Python splits them. Times are epoch milliseconds.
+ * {@code url_times} (the time of each of {@code urls}) is what a stored session needs to merge
+ * urls in order later; the sessions output leaves it out.
  */
 public final class EngineOutput {
   public static final StructType SCHEMA = new StructType(new StructField[] {
@@ -30,6 +33,10 @@ public final class EngineOutput {
       field("raw", DataTypes.StringType, true),
       field("reason", DataTypes.StringType, true),
       field("detail", DataTypes.StringType, true),
+      field("url_times", DataTypes.createArrayType(DataTypes.LongType), true),
+      field("event_page", DataTypes.LongType, true),
+      field("event_url", DataTypes.StringType, true),
+      field("event_size", DataTypes.LongType, true),
   });
 
   private EngineOutput() {}
@@ -41,19 +48,27 @@ public final class EngineOutput {
 
   public static Row session(String userId, String sessionId, long startMs, long endMs,
       long pageCount, long bytes, String firstUrl, String lastUrl, List<String> urls,
-      int revision, boolean truncated, List<String> mergedIds) {
+      List<Long> urlTimes, int revision, boolean truncated, List<String> mergedIds) {
     return RowFactory.create("session", userId, sessionId, startMs, endMs, pageCount, bytes,
         firstUrl, lastUrl, urls == null ? null : scalaSeq(urls), revision, truncated,
-        mergedIds == null ? null : scalaSeq(mergedIds), null, null, null, null);
+        mergedIds == null ? null : scalaSeq(mergedIds), null, null, null, null,
+        urlTimes == null ? null : scalaSeq(urlTimes), null, null, null);
+  }
+
+  /** A late event for the history store: its user, time, raw record and payload. */
+  public static Row history(String userId, long eventTsMs, String raw, long page, String url,
+      long size) {
+    return RowFactory.create("history", userId, null, null, null, null, null, null, null, null,
+        null, null, null, eventTsMs, raw, null, null, null, page, url, size);
   }
 
   public static Row deadLetter(String userId, Long eventTsMs, String raw, String reason,
       String detail) {
     return RowFactory.create("dead_letter", userId, null, null, null, null, null, null, null,
-        null, null, null, null, eventTsMs, raw, reason, detail);
+        null, null, null, null, eventTsMs, raw, reason, detail, null, null, null, null);
   }
 
-  private static scala.collection.immutable.Seq<String> scalaSeq(List<String> values) {
+  private static <T> scala.collection.immutable.Seq<T> scalaSeq(List<T> values) {
     return scala.jdk.javaapi.CollectionConverters.asScala(values).toSeq();
   }
 }

@@ -6,6 +6,11 @@ import java.util.List;
 public final class Emitted {
   public static final String SESSION = "session";
   public static final String DEAD_LETTER = "dead_letter";
+  /**
+   * A late event that found no session in state but is within the history lateness: it leaves
+   * the engine with its payload, to be merged into the history store's sessions.
+   */
+  public static final String HISTORY = "history";
 
   public final String kind;
   public final String userId;
@@ -29,6 +34,10 @@ public final class Emitted {
 
   static Emitted session(String userId, SessionAgg s, List<String> mergedIds) {
     return new Emitted(SESSION, userId, s, mergedIds, null, null, null);
+  }
+
+  static Emitted history(String userId, Event e) {
+    return new Emitted(HISTORY, userId, null, null, e, null, null);
   }
 
   public static Emitted deadLetter(String userId, Event e, String reason, String detail) {

@@ -21,7 +21,8 @@ import java.util.Map;
  * <p>Late events (event time below the watermark) join any open or retained session they fall
  * within {@code gap} of. A late event that joins none starts a new session only if it is less
  * than {@code allowedLateness} behind the watermark; otherwise it is dead-lettered as {@code
- * too_late}. Events that would push a session past its page or byte cap are dead-lettered and the
+ * too_late}, or, when the plan has a history lateness and the event is within it, leaves as a
+ * {@link Emitted#HISTORY} record for {@link #mergeHistory}. Events that would push a session past its page or byte cap are dead-lettered and the
  * session is flagged as truncated. Every event thus ends up in exactly one session or one dead
  * letter.
  */
@@ -58,7 +59,8 @@ public final class SessionLogic {
     events.sort(EVENT_ORDER);
     List<Event> waiting = new ArrayList<>();
     for (Event e : events) {
-      if (!apply(userId, state, e, watermarkMs, out, updatedAfterEmission)) {
+      if (!apply(userId, state, e, watermarkMs, plan.allowedLatenessMs, out,
+          updatedAfterEmission)) {
         waiting.add(e);
       }
     }
@@ -70,7 +72,8 @@ public final class SessionLogic {
       List<Event> still = new ArrayList<>();
       for (int i = waiting.size() - 1; i >= 0; i--) {
         Event e = waiting.get(i);
-        if (apply(userId, state, e, watermarkMs, out, updatedAfterEmission)) {
+        if (apply(userId, state, e, watermarkMs, plan.allowedLatenessMs, out,
+            updatedAfterEmission)) {
           joined = true;
         } else {
           still.add(e);
@@ -80,12 +83,54 @@ public final class SessionLogic {
       waiting = still;
     }
     for (Event e : waiting) {
-      out.add(Emitted.deadLetter(userId, e, EngineInput.TOO_LATE, String.format(
-          "event time %d is %d ms behind the watermark %d and no session within the gap is "
-              + "still open or inside allowed_lateness (%d ms)",
-          e.tsMs, watermarkMs - e.tsMs, watermarkMs, plan.allowedLatenessMs)));
+      if (plan.historyOn() && watermarkMs - e.tsMs < plan.historyLatenessMs) {
+        out.add(Emitted.history(userId, e));
+      } else {
+        out.add(Emitted.deadLetter(userId, e, EngineInput.TOO_LATE, tooLateDetail(e, watermarkMs)));
+      }
     }
     closeDue(userId, state, watermarkMs, out, updatedAfterEmission);
+    return out;
+  }
+
+  private String tooLateDetail(Event e, long watermarkMs) {
+    String horizon = plan.historyOn()
+        ? String.format("is inside allowed_lateness (%d ms), and it is beyond history_lateness "
+            + "(%d ms)", plan.allowedLatenessMs, plan.historyLatenessMs)
+        : String.format("is still open or inside allowed_lateness (%d ms)",
+            plan.allowedLatenessMs);
+    return String.format("event time %d is %d ms behind the watermark %d and no session within "
+        + "the gap %s", e.tsMs, watermarkMs - e.tsMs, watermarkMs, horizon);
+  }
+
+  /**
+   * Merges late events that left the engine as {@link Emitted#HISTORY} records into a user's
+   * stored sessions, with the rules of {@link #onEvents}: an event joins the sessions within
+   * {@code gap} of it (merging those it bridges, the earliest emitted one keeping its id),
+   * starts a session if it touches none, or is dead-lettered at a cap. Every stored session
+   * that changed is emitted once, {@code revision} + 1, naming the sessions it absorbed; every
+   * new session is emitted with revision 0. Nothing is kept: {@code stored} is the caller's
+   * copy, built from the store for this call.
+   *
+   * @param stored the user's stored sessions that the events may touch, each with its id and
+   *     revision, ordered by start
+   */
+  public List<Emitted> mergeHistory(
+      String userId, UserSessions stored, List<Event> events, long watermarkMs) {
+    List<Emitted> out = new ArrayList<>();
+    Map<SessionAgg, Boolean> updated = new IdentityHashMap<>();
+    for (SessionAgg s : stored.getSessions()) {
+      s.setClosed(true);
+    }
+    events.sort(EVENT_ORDER);
+    for (Event e : events) {
+      apply(userId, stored, e, watermarkMs, Long.MAX_VALUE, out, updated);
+    }
+    for (SessionAgg s : stored.getSessions()) {
+      if (s.getSessionId() == null || updated.containsKey(s)) {
+        emit(userId, s, out);
+      }
+    }
     return out;
   }
 
@@ -128,11 +173,11 @@ public final class SessionLogic {
 
   /**
    * Applies one event: it joins (and merges) the sessions within {@code gap}, starts a session,
-   * or is dead-lettered at a cap. Returns false, changing nothing, for an event too late to
-   * start a session that touches none.
+   * or is dead-lettered at a cap. Returns false, changing nothing, for an event that touches
+   * none and is {@code latenessMs} or more behind the watermark (too late to start a session).
    */
   private boolean apply(String userId, UserSessions state, Event e, long watermarkMs,
-      List<Emitted> out, Map<SessionAgg, Boolean> updatedAfterEmission) {
+      long latenessMs, List<Emitted> out, Map<SessionAgg, Boolean> updatedAfterEmission) {
     List<SessionAgg> sessions = state.getSessions();
     List<SessionAgg> touching = new ArrayList<>(2);
     int insertAt = 0;
@@ -146,7 +191,7 @@ public final class SessionLogic {
     }
     if (touching.isEmpty()) {
       boolean late = e.tsMs < watermarkMs;
-      if (late && e.tsMs <= watermarkMs - plan.allowedLatenessMs) {
+      if (late && watermarkMs - e.tsMs >= latenessMs) {
         return false;
       }
       if (e.size > plan.maxSessionBytes) {

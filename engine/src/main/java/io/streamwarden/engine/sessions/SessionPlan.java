@@ -22,9 +22,21 @@ public final class SessionPlan implements Serializable {
   public final long maxSessionBytes;
   /** Whether each session carries the list of its urls (bounded by {@link #maxSessionBytes}). */
   public final boolean collectUrls;
+  /**
+   * How far behind the watermark a late event that finds no session in state may still be
+   * merged into the history store's sessions (0: off). Such an event leaves the engine as a
+   * {@link Emitted#HISTORY} record instead of a {@code too_late} dead letter; nothing about it
+   * is kept in state.
+   */
+  public final long historyLatenessMs;
 
   public SessionPlan(
       long gapMs, long allowedLatenessMs, long maxPages, long maxSessionBytes, boolean collectUrls) {
+    this(gapMs, allowedLatenessMs, maxPages, maxSessionBytes, collectUrls, 0);
+  }
+
+  public SessionPlan(long gapMs, long allowedLatenessMs, long maxPages, long maxSessionBytes,
+      boolean collectUrls, long historyLatenessMs) {
     if (gapMs <= 0) {
       throw new IllegalArgumentException("gapMs must be > 0, got " + gapMs);
     }
@@ -38,7 +50,17 @@ public final class SessionPlan implements Serializable {
     this.allowedLatenessMs = allowedLatenessMs;
     this.maxPages = maxPages;
     this.maxSessionBytes = maxSessionBytes;
+    if (historyLatenessMs != 0 && historyLatenessMs <= allowedLatenessMs) {
+      throw new IllegalArgumentException("historyLatenessMs must be 0 (off) or above "
+          + "allowedLatenessMs " + allowedLatenessMs + ", got " + historyLatenessMs);
+    }
     this.collectUrls = collectUrls;
+    this.historyLatenessMs = historyLatenessMs;
+  }
+
+  /** Whether late events beyond the in-state lateness go to the history store. */
+  public boolean historyOn() {
+    return historyLatenessMs > 0;
   }
 
   /** Reads a plan such as {@code {"gap_ms": 1800000, "allowed_lateness_ms": 0, ...}}. */
@@ -50,7 +72,8 @@ public final class SessionPlan implements Serializable {
           required(node, "allowed_lateness_ms").asLong(),
           required(node, "max_pages").asLong(),
           required(node, "max_session_bytes").asLong(),
-          node.path("collect_urls").asBoolean(false));
+          node.path("collect_urls").asBoolean(false),
+          node.path("history_lateness_ms").asLong(0));
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("session plan is not valid JSON: " + json, e);
     }

@@ -16,7 +16,10 @@ final class SessionRows {
         SessionAgg s = e.session;
         rows.add(EngineOutput.session(e.userId, s.getSessionId(), s.getStartMs(), s.getEndMs(),
             s.getPageCount(), s.getBytes(), s.getFirstUrl(), s.getLastUrl(), s.getUrls(),
-            s.getRevision(), s.isTruncated(), e.mergedIds));
+            s.getUrlTimes(), s.getRevision(), s.isTruncated(), e.mergedIds));
+      } else if (Emitted.HISTORY.equals(e.kind)) {
+        rows.add(EngineOutput.history(e.userId, e.event.tsMs, e.event.raw, e.event.page,
+            e.event.url, e.event.size));
       } else {
         rows.add(EngineOutput.deadLetter(e.userId, e.event.tsMs, e.event.raw, e.reason,
             e.detail));

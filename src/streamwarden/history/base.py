@@ -1,0 +1,125 @@
+"""The history store contract, and the registry of store kinds that ``[history] kind`` selects.
+
+A store keeps the latest revision of every closed session a pipeline emitted, one row per
+session id, as the sessions output names its fields (``session_id``, ``user_id``, ``start_ms``,
+``end_ms``, ``page_count``, ``bytes``, ``first_url``, ``last_url``, ``urls``, ``url_times``,
+``revision``, ``truncated``). It answers one question, :meth:`HistoryStore.lookup` (the stored
+sessions of some users around some times), and takes one kind of change,
+:meth:`HistoryStore.apply`: a batch's revised sessions and deletions, applied exactly once per
+batch id together with what the batch wrote, so that a replayed batch changes nothing and is
+given the same output (:meth:`HistoryStore.applied`).
+
+A kind is a module beside this one, registered with ``HISTORY_KINDS.register``; this module
+imports neither pyspark nor the config at run time, so that the config can check kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from streamwarden.registry import Registry
+
+if TYPE_CHECKING:
+    from streamwarden.config.history import HistoryConfig
+    from streamwarden.config.model import PipelineConfig
+
+__all__ = ["HISTORY_KINDS", "SESSION_FIELDS", "HistoryKind", "HistoryStore", "Row", "Wanted"]
+
+#: The fields of a stored session, in the store's column order.
+SESSION_FIELDS = (
+    "session_id",
+    "user_id",
+    "start_ms",
+    "end_ms",
+    "page_count",
+    "bytes",
+    "first_url",
+    "last_url",
+    "urls",
+    "url_times",
+    "revision",
+    "truncated",
+)
+
+#: A stored session or an output row, by field name.
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """The stored sessions of ``user_id`` that reach into ``[from_ms, to_ms)``: those with
+    ``end_ms >= from_ms`` and ``start_ms < to_ms``."""
+
+    user_id: str
+    from_ms: int
+    to_ms: int
+
+
+class HistoryStore(Protocol):
+    """One pipeline's history of closed sessions, outside streaming state."""
+
+    def lookup(self, wanted: Sequence[Wanted]) -> list[Row]:
+        """The stored sessions each of ``wanted`` asks for (each once)."""
+        ...
+
+    def applied(self, run_id: str, batch_id: int) -> list[Row] | None:
+        """The output rows of batch ``batch_id`` of the run ``run_id`` if :meth:`apply` took
+        that batch before (a replay after a crash), else None."""
+        ...
+
+    def apply(
+        self,
+        run_id: str,
+        batch_id: int,
+        sessions: Sequence[Row],
+        deletions: Sequence[str],
+        output: Sequence[Row],
+    ) -> None:
+        """In one transaction: each of ``sessions`` replaces the stored session of its id unless
+        that one has an equal or higher revision (so a replay or reordering never moves a
+        session back); the sessions ``deletions`` names (absorbed by a merge) are removed; and
+        the batch is recorded with its ``output`` rows. A batch already recorded changes
+        nothing."""
+        ...
+
+    def size(self) -> int:
+        """How many sessions the store holds."""
+        ...
+
+    def close(self) -> None:
+        """Releases the connection."""
+        ...
+
+
+class HistoryKind(Protocol):
+    """One kind of history store: what its section may hold, what it needs, how to open it."""
+
+    #: The ``[history]`` settings this kind reads (besides ``kind``); any other one is an error.
+    settings: frozenset[str]
+
+    def check_config(self, config: HistoryConfig) -> None:
+        """Raises ValueError if the settings do not fit together (at load, no I/O)."""
+        ...
+
+    def check(self, config: PipelineConfig) -> None:
+        """Checks, before Spark starts, that the store can be reached; raises a
+        :class:`~streamwarden.errors.StreamwardenError` saying what to do."""
+        ...
+
+    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+        """JVM jars Spark needs for this store, beyond the engine's."""
+        ...
+
+    def where(self, config: HistoryConfig) -> str:
+        """Where the store is, as a run's start-up line shows it (never a secret)."""
+        ...
+
+    def open(self, config: PipelineConfig) -> HistoryStore:
+        """The store ``[history]`` configures."""
+        ...
+
+
+#: The history store kinds, by the name ``[history] kind`` gives.
+HISTORY_KINDS: Registry[HistoryKind] = Registry("history store kind", "kinds")

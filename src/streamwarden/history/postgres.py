@@ -1,0 +1,208 @@
+"""The PostgreSQL history store (``[history] kind = "postgres"``): a table with one row per
+session (its latest revision), for serving lookups as well as merging late events.
+
+Tables (created if absent): ``<table>`` keyed by ``session_id`` with an index on ``(user_id,
+end_ms)`` for :meth:`~PostgresHistoryStore.lookup`, and ``<table>_batches``, the ledger of the
+batches applied, keyed by ``(run_id, batch_id)`` and holding each batch's output rows. A batch's
+sessions, deletions and ledger row are one transaction, so a crash leaves all or none of them;
+a replayed batch finds its ledger row and is given the same output (the pipeline writes its
+sinks after the store). Upserts are guarded by revision: a stored session is only replaced by
+a higher revision. The ledger keeps the last ``keep_batches`` batches of a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from streamwarden.errors import ConfigError, HistoryError, UnreachableError
+from streamwarden.history.base import HISTORY_KINDS, SESSION_FIELDS, Row, Wanted
+
+if TYPE_CHECKING:
+    from streamwarden.config.history import HistoryConfig
+    from streamwarden.config.model import PipelineConfig
+
+__all__ = ["PostgresHistoryStore", "connect"]
+
+_COLUMNS = {
+    "session_id": "text PRIMARY KEY",
+    "user_id": "text NOT NULL",
+    "start_ms": "bigint NOT NULL",
+    "end_ms": "bigint NOT NULL",
+    "page_count": "bigint NOT NULL",
+    "bytes": "bigint NOT NULL",
+    "first_url": "text",
+    "last_url": "text",
+    "urls": "text[]",
+    "url_times": "bigint[]",
+    "revision": "integer NOT NULL",
+    "truncated": "boolean NOT NULL",
+}
+assert tuple(_COLUMNS) == SESSION_FIELDS
+
+
+def connect(config: HistoryConfig) -> psycopg.Connection[Any]:
+    """A connection to the configured database; :class:`UnreachableError` (exit 1) when the
+    server does not answer or refuses the login, never showing the password."""
+    password = config.secret_password()
+    try:
+        return psycopg.connect(
+            host=config.host,
+            port=config.port,
+            dbname=config.database,
+            user=config.user,
+            password=password.reveal() if password else None,
+            connect_timeout=max(1, int(config.connect_timeout_s)),
+        )
+    except psycopg.OperationalError as exc:
+        reason = _first_line(exc, password.reveal() if password else None)
+        raise UnreachableError(
+            f"the history store's PostgreSQL at {config.host}:{config.port} (database "
+            f"{config.database!r}, user {config.user!r}) cannot be reached: {reason}; start it "
+            "or fix [history] host/port/database/user and the password it reads"
+        ) from None
+
+
+def _first_line(exc: Exception, secret: str | None) -> str:
+    line = (str(exc).strip().splitlines() or ["no answer"])[-1].strip()
+    return line.replace(secret, "***") if secret else line
+
+
+class PostgresHistoryStore:
+    """The history store in a PostgreSQL table (see the module's description)."""
+
+    settings = frozenset(
+        {"host", "port", "database", "user", "password", "password_env", "password_file",
+         "table", "connect_timeout_s", "keep_batches"}
+    )  # fmt: skip
+
+    def __init__(self, connection: psycopg.Connection[Any], table: str, keep_batches: int) -> None:
+        self._db = connection
+        self._table = table
+        self._ledger = f"{table}_batches"
+        self._keep = keep_batches
+        self._create_tables()
+
+    @staticmethod
+    def check_config(config: HistoryConfig) -> None:
+        missing = [n for n in ("host", "database", "user") if getattr(config, n) is None]
+        if missing:
+            raise ValueError(f"a postgres history store needs {', '.join(missing)}")
+        if config.password_env is not None and config.password_file is not None:
+            raise ValueError("give history.password_env or history.password_file, not both")
+
+    @staticmethod
+    def check(config: PipelineConfig) -> None:
+        assert config.history is not None
+        connect(config.history).close()
+
+    @staticmethod
+    def jars(config: PipelineConfig) -> tuple[str, ...]:
+        return ()  # the driver talks to the database through psycopg
+
+    @staticmethod
+    def where(config: HistoryConfig) -> str:
+        where = f"{config.user}@{config.host}:{config.port}/{config.database}"
+        return f"postgresql://{where} table {config.table}"
+
+    @classmethod
+    def open(cls, config: PipelineConfig) -> PostgresHistoryStore:
+        history = config.history
+        if history is None:
+            raise ConfigError("history_lateness needs a [history] section naming the store")
+        return cls(connect(history), history.table, history.keep_batches)
+
+    def _create_tables(self) -> None:
+        columns = ", ".join(f"{name} {kind}" for name, kind in _COLUMNS.items())
+        with self._transaction() as cur:
+            cur.execute(f"CREATE TABLE IF NOT EXISTS {self._table} ({columns})")
+            cur.execute(
+                f"CREATE INDEX IF NOT EXISTS {self._table}_user_end "
+                f"ON {self._table} (user_id, end_ms)"
+            )
+            cur.execute(
+                f"CREATE TABLE IF NOT EXISTS {self._ledger} (run_id text, batch_id bigint, "
+                "output jsonb NOT NULL, PRIMARY KEY (run_id, batch_id))"
+            )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Cursor[Any]]:
+        try:
+            with self._db.transaction(), self._db.cursor() as cur:
+                yield cur
+        except psycopg.Error as exc:
+            raise HistoryError(
+                f"the history store (table {self._table!r}) failed: {_first_line(exc, None)}"
+            ) from None
+
+    def lookup(self, wanted: Sequence[Wanted]) -> list[Row]:
+        if not wanted:
+            return []
+        names = ", ".join(f"s.{n}" for n in SESSION_FIELDS)
+        with self._transaction() as cur:
+            cur.execute(
+                f"SELECT DISTINCT {names} FROM {self._table} s JOIN unnest("
+                "%s::text[], %s::bigint[], %s::bigint[]) AS w(user_id, from_ms, to_ms) "
+                "ON s.user_id = w.user_id AND s.end_ms >= w.from_ms AND s.start_ms < w.to_ms",
+                ([w.user_id for w in wanted], [w.from_ms for w in wanted],
+                 [w.to_ms for w in wanted]),
+            )  # fmt: skip
+            return [dict(zip(SESSION_FIELDS, r, strict=True)) for r in cur.fetchall()]
+
+    def applied(self, run_id: str, batch_id: int) -> list[Row] | None:
+        with self._transaction() as cur:
+            cur.execute(
+                f"SELECT output FROM {self._ledger} WHERE run_id = %s AND batch_id = %s",
+                (run_id, batch_id),
+            )
+            found = cur.fetchone()
+        return None if found is None else list(found[0])
+
+    def apply(
+        self,
+        run_id: str,
+        batch_id: int,
+        sessions: Sequence[Row],
+        deletions: Sequence[str],
+        output: Sequence[Row],
+    ) -> None:
+        names = ", ".join(SESSION_FIELDS)
+        updates = ", ".join(f"{n} = EXCLUDED.{n}" for n in SESSION_FIELDS[1:])
+        with self._transaction() as cur:
+            cur.execute(
+                f"INSERT INTO {self._ledger} (run_id, batch_id, output) VALUES (%s, %s, %s) "
+                "ON CONFLICT DO NOTHING",
+                (run_id, batch_id, Jsonb(list(output))),
+            )
+            if cur.rowcount == 0:
+                return  # applied before: the same batch changes nothing twice
+            if deletions:
+                cur.execute(
+                    f"DELETE FROM {self._table} WHERE session_id = ANY(%s)", (list(deletions),)
+                )
+            cur.executemany(
+                f"INSERT INTO {self._table} ({names}) VALUES "
+                f"({', '.join(['%s'] * len(SESSION_FIELDS))}) ON CONFLICT (session_id) DO "
+                f"UPDATE SET {updates} WHERE {self._table}.revision < EXCLUDED.revision",
+                [tuple(s.get(n) for n in SESSION_FIELDS) for s in sessions],
+            )
+            cur.execute(
+                f"DELETE FROM {self._ledger} WHERE run_id = %s AND batch_id <= %s",
+                (run_id, batch_id - self._keep),
+            )
+
+    def size(self) -> int:
+        with self._transaction() as cur:
+            cur.execute(f"SELECT count(*) FROM {self._table}")
+            row = cur.fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        self._db.close()
+
+
+HISTORY_KINDS.register("postgres", PostgresHistoryStore)

@@ -1,0 +1,86 @@
+"""The history merge step between the engine and the sinks, on real Spark and PostgreSQL: the
+engine's history rows become revisions of stored sessions, and a batch replayed after a crash
+(after the store's commit, before Spark's) changes nothing and gets the same rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pyspark.sql.types import StructType
+
+from streamwarden.history.base import Wanted
+from streamwarden.operators.sessions.history import HistoryMerge, open_history
+from streamwarden.operators.sessions.params import SessionParams
+from tests.history.support import history_config
+from tests.support import minutes
+
+MIN = 60_000
+
+
+def engine_row(schema, **values):
+    return tuple(values.get(f.name) for f in schema.fields)
+
+
+@pytest.fixture
+def step(spark, postgres, tmp_path, monkeypatch):
+    config = history_config(tmp_path, postgres, monkeypatch, "merge_step")
+    checkpoint = config.checkpoint.path
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "metadata").write_text(json.dumps({"id": "query-1"}), encoding="utf-8")
+    store = open_history(config)
+    stored = {
+        "session_id": "s-a", "user_id": "u", "start_ms": minutes(0), "end_ms": minutes(5),
+        "page_count": 2, "bytes": 20, "first_url": "/a", "last_url": "/b", "urls": None,
+        "url_times": None, "revision": 0, "truncated": False,
+    }  # fmt: skip
+    store.apply("earlier", 0, [stored], [], [])
+    merge = HistoryMerge(config, SessionParams.from_config(config.sessions, config.validation))
+    yield merge, store
+    merge.close()
+    store.close()
+
+
+@pytest.fixture
+def batch(spark):
+    schema = StructType.fromJson(
+        json.loads(spark._jvm.io.streamwarden.engine.EngineOutput.SCHEMA.json())
+    )
+    rows = [
+        engine_row(schema, kind="history", user_id="u", event_ts_ms=minutes(20), raw="late",
+                   event_page=3, event_url="/c", event_size=10),
+        engine_row(schema, kind="session", user_id="v", session_id="s-v",
+                   start_ms=minutes(100), end_ms=minutes(100), page_count=1, bytes=5,
+                   first_url="/x", last_url="/x", revision=0, truncated=False),
+        engine_row(schema, kind="dead_letter", user_id="w", raw="bad", reason="too_late"),
+    ]  # fmt: skip
+    return spark.createDataFrame(rows, schema)
+
+
+def described(frame):
+    return sorted(
+        (r["kind"], r["user_id"], r["session_id"], r["revision"], r["page_count"])
+        for r in frame.collect()
+    )
+
+
+def test_a_history_row_becomes_the_next_revision_of_its_stored_session(step, batch):
+    merge, store = step
+    out = described(merge(batch, 5))
+    assert out == [
+        ("dead_letter", "w", None, None, None),
+        ("session", "u", "s-a", 1, 3),
+        ("session", "v", "s-v", 0, 1),
+    ]
+    [a] = store.lookup([Wanted("u", 0, minutes(60))])
+    assert (a["revision"], a["page_count"], a["end_ms"]) == (1, 3, minutes(20))
+    assert [s["session_id"] for s in store.lookup([Wanted("v", 0, minutes(200))])] == ["s-v"]
+
+
+def test_a_replayed_batch_gets_the_same_rows_and_changes_nothing(step, batch):
+    merge, store = step
+    first = described(merge(batch, 5))
+    stored = store.lookup([Wanted("u", 0, minutes(60))])
+    assert described(merge(batch, 5)) == first
+    assert store.lookup([Wanted("u", 0, minutes(60))]) == stored
+    assert stored[0]["revision"] == 1
