@@ -23,7 +23,7 @@ from streamwarden.kafka.cluster import existing_topics, require_topics
 from streamwarden.sources.base import SOURCE_KINDS, SOURCE_POSITION, SOURCE_TIME
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     from streamwarden.config.kafka import KafkaConfig
     from streamwarden.config.model import PipelineConfig, SourceConfig
@@ -100,10 +100,11 @@ class KafkaSource:
             " ",
             *(part for name in where for part in (F.lit(name), F.col(name))),
             # a record's key, when it has one, is part of where it was (a user id, often)
-            F.when(F.col("key").isNotNull(), F.concat(F.lit("key "), F.col("key").cast("string"))),
+            F.when(F.col("key").isNotNull(), F.concat(F.lit("key "), _key_text(F.col("key")))),
         )
         columns = [
-            # a record without a value (a tombstone) is not a JSON object: malformed_json
+            # a record without a value (a tombstone) is not a JSON object: malformed_json; the cast
+            # keeps a value's bytes as they are, so validation sees one that is not UTF-8
             F.coalesce(F.col("value").cast("string"), F.lit("")).alias("raw"),
             position.alias(SOURCE_POSITION),
         ]
@@ -176,6 +177,15 @@ _OWN_OPTIONS = frozenset(
         "kafka.sasl.mechanism",
     }
 )
+
+
+def _key_text(key: Column) -> Column:
+    """A record's key as a dead letter's detail shows it: its text, or ``base64:`` and its bytes
+    when it is not UTF-8 (a detail is text; a key's bytes are never replaced by U+FFFD)."""
+    from pyspark.sql import functions as F
+
+    text = F.try_validate_utf8(key.cast("string"))
+    return F.coalesce(text, F.concat(F.lit("base64:"), F.base64(key)))
 
 
 def _cluster(config: PipelineConfig) -> KafkaConfig:

@@ -11,6 +11,7 @@ class Reason(StrEnum):
     """Why a record went to the dead-letter output instead of a session."""
 
     RECORD_TOO_LARGE = "record_too_large"
+    INVALID_UTF8 = "invalid_utf8"
     MALFORMED_JSON = "malformed_json"
     MISSING_FIELD = "missing_field"
     WRONG_TYPE = "wrong_type"
