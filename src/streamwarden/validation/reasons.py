@@ -25,5 +25,7 @@ class Reason(StrEnum):
     SESSION_PAGE_CAP = "session_page_cap"
     SESSION_BYTE_CAP = "session_byte_cap"
     KEY_BUFFER_FULL = "key_buffer_full"
+    #: A record the engine threw on, set aside so that no record can fail a batch.
+    POISON = "poison"
     # Decided when the pattern engine's input is built:
     INVALID_KEY = "invalid_key"
