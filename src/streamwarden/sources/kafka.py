@@ -185,7 +185,8 @@ def _key_text(key: Column) -> Column:
     from pyspark.sql import functions as F
 
     text = F.try_validate_utf8(key.cast("string"))
-    return F.coalesce(text, F.concat(F.lit("base64:"), F.base64(key)))
+    one_line = F.regexp_replace(F.base64(key), r"[\r\n]", "")  # Spark's base64 is MIME-wrapped
+    return F.coalesce(text, F.concat(F.lit("base64:"), one_line))
 
 
 def _cluster(config: PipelineConfig) -> KafkaConfig:

@@ -126,7 +126,7 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     valid_utf8 = F.is_valid_utf8("raw")
     checked = numbers.select(
         # a record that is not UTF-8 text keeps its exact bytes, in base64 (its reason says so)
-        F.when(valid_utf8, F.col("raw")).otherwise(F.base64("raw")).alias("raw"),
+        F.when(valid_utf8, F.col("raw")).otherwise(base64_line(F.col("raw"))).alias("raw"),
         j[fields.user_id].alias("user_id"),
         F.when(is_tick, j[TICK_FIELD].cast("long"))
         .when(ts_ms.between(MIN_EVENT_MS, MAX_EVENT_MS), ts_ms)
@@ -146,6 +146,12 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
             F.col("position").isNull(), detail
         ).otherwise(F.concat(detail, F.lit(" (at "), F.col("position"), F.lit(")")))
     return checked.select(*VALIDATED_COLUMNS[:-2], F.col("failure.reason"), detail.alias("detail"))
+
+
+def base64_line(value: Column) -> Column:
+    """``value``'s bytes in base64 (RFC 4648) on one line: Spark's ``base64`` breaks its output
+    into MIME lines of 76 characters unless ``spark.sql.chunkBase64String.enabled`` is off."""
+    return F.regexp_replace(F.base64(value), r"[\r\n]", "")
 
 
 def _schema(fields: FieldNames, number: str) -> str:
@@ -219,18 +225,18 @@ def _failure(
 
     checks: list[tuple[Column, Reason | None, Column]] = [
         (
-            raw_size > rules.max_record_bytes,
-            Reason.RECORD_TOO_LARGE,
-            F.format_string(
-                f"record is %d bytes, over max_record_bytes {rules.max_record_bytes}", raw_size
-            ),
-        ),
-        (
             ~valid_utf8,
             Reason.INVALID_UTF8,
             F.lit(
                 "record is not valid UTF-8 text, so it is not JSON and its user id could not be "
                 "told apart from another's; raw holds its exact bytes in base64"
+            ),
+        ),
+        (
+            raw_size > rules.max_record_bytes,
+            Reason.RECORD_TOO_LARGE,
+            F.format_string(
+                f"record is %d bytes, over max_record_bytes {rules.max_record_bytes}", raw_size
             ),
         ),
         (
