@@ -127,7 +127,8 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     checked = numbers.select(
         # a record that is not UTF-8 text keeps its exact bytes, in base64 (its reason says so)
         F.when(valid_utf8, F.col("raw")).otherwise(base64_line(F.col("raw"))).alias("raw"),
-        j[fields.user_id].alias("user_id"),
+        # a key read from bytes that are not UTF-8 is not the producer's key: none is shown
+        F.when(valid_utf8, j[fields.user_id]).alias("user_id"),
         F.when(is_tick, j[TICK_FIELD].cast("long"))
         .when(ts_ms.between(MIN_EVENT_MS, MAX_EVENT_MS), ts_ms)
         .alias("ts_ms"),
