@@ -49,6 +49,17 @@ public final class Poison {
         + "were applied without it)";
   }
 
+  /**
+   * The error a failed timer is reported with: a timer has no record to set aside, so the batch
+   * fails (the supervisor's to handle), but the message names the key and the watermark.
+   */
+  public static IllegalStateException onTimer(String engine, String key, long watermarkMs,
+      RuntimeException error) {
+    return new IllegalStateException("the " + engine + " engine failed on the timer of key '"
+        + key + "' at watermark " + watermarkMs + " ms: " + error.getClass().getName() + ": "
+        + error.getMessage(), error);
+  }
+
   /** What {@link #check} throws. */
   public static final class InjectedFault extends RuntimeException {
     private static final long serialVersionUID = 1L;

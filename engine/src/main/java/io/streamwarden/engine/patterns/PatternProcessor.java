@@ -153,6 +153,14 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
 
   @Override
   public Iterator<Row> handleExpiredTimer(String key, TimerValues timers, ExpiredTimerInfo info) {
+    try {
+      return onTimer(key, timers);
+    } catch (RuntimeException e) {
+      throw Poison.onTimer("pattern", key, timers.getCurrentWatermarkInMs(), e);
+    }
+  }
+
+  private Iterator<Row> onTimer(String key, TimerValues timers) {
     byte[] stored = state.get();
     if (stored == null) {
       return CollectionConverters.asScala(new ArrayList<Row>().iterator());

@@ -137,6 +137,14 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
 
   @Override
   public Iterator<Row> handleExpiredTimer(String key, TimerValues timers, ExpiredTimerInfo info) {
+    try {
+      return onTimer(key, timers);
+    } catch (RuntimeException e) {
+      throw Poison.onTimer("session", key, timers.getCurrentWatermarkInMs(), e);
+    }
+  }
+
+  private Iterator<Row> onTimer(String key, TimerValues timers) {
     UserSessions current = state.get();
     if (current == null) {
       return CollectionConverters.asScala(new ArrayList<Row>().iterator());
