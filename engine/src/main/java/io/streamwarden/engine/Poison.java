@@ -38,13 +38,18 @@ public final class Poison {
     }
   }
 
-  /** The detail of a {@code poison} dead letter: what threw, on one line. */
-  public static String detail(String where, Throwable error) {
+  /** An exception's class and message, on one line and at most {@link #MAX_MESSAGE} long. */
+  public static String describe(Throwable error) {
     String message = String.valueOf(error.getMessage()).replaceAll("\\s+", " ").trim();
     if (message.length() > MAX_MESSAGE) {
       message = message.substring(0, MAX_MESSAGE) + "...";
     }
-    return where + " threw " + error.getClass().getName() + ": " + message
+    return error.getClass().getName() + ": " + message;
+  }
+
+  /** The detail of a {@code poison} dead letter: what threw, on one line. */
+  public static String detail(String where, Throwable error) {
+    return where + " threw " + describe(error)
         + "; the record was set aside here and the pipeline went on (the key's other records "
         + "were applied without it)";
   }
