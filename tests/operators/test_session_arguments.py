@@ -199,3 +199,37 @@ def test_session_tester_refuses_arguments_it_cannot_use_saying_what_to_pass(
 ) -> None:
     with pytest.raises(UsageError, match=re.escape(expected)):
         call()
+
+
+@pytest.mark.spark
+def test_typed_events_without_the_fields_columns_are_refused_naming_them(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A query whose columns cannot be sessions fails before it starts, naming the columns,
+    instead of dead-lettering every record it reads."""
+    events = spark.readStream.schema("uid string, ts long, page long").json(str(tmp_path))
+    with pytest.raises(UsageError) as caught:
+        sessionize(events)
+    assert str(caught.value).startswith(
+        "sessionize(events): column(s) 'user_id', 'page_number' missing from events, whose "
+        "columns are 'uid', 'ts', 'page'; "
+    )
+
+
+@pytest.mark.spark
+def test_typed_events_whose_columns_have_types_validation_cannot_read_are_refused(
+    spark: Any, tmp_path: Path
+) -> None:
+    schema = "user_id struct<id:long>, ts timestamp_ntz, page_number long, url array<string>"
+    events = spark.readStream.schema(schema).json(str(tmp_path))
+    with pytest.raises(UsageError) as caught:
+        sessionize(events)
+    message = str(caught.value)
+    assert message.startswith("sessionize(events): 'user_id' is struct<id:bigint> (expected one")
+    assert "'ts' is timestamp_ntz (expected one of timestamp, string, " in message
+    assert "'url' is array<string> (expected one of string)" in message
+    assert "'page_number'" not in message
+    fine = spark.readStream.schema("user_id string, ts timestamp, page_number int").json(
+        str(tmp_path)
+    )
+    assert sessionize(fine).combined.isStreaming

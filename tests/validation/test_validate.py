@@ -122,18 +122,27 @@ def test_every_rejected_record_has_a_detail(spark):
 
 def test_the_byte_parser_reads_every_record_as_from_json_does(spark):
     """The typed parse reads UTF-8 bytes (no text reader per record); whatever the record, it
-    must give the struct Spark's ``from_json`` gives for the same schema. One spelling differs:
-    an object or array read into a string field keeps its original text (as in Spark's JSON file
-    source), where ``from_json`` writes it compactly; both are the same JSON value."""
+    must give the struct Spark's ``from_json`` gives for the same schema, except where it is
+    stricter on purpose: what is not exactly one JSON object (``from_json`` reads the first value
+    and ignores the rest, or reads a blank line as an empty object), a name given twice, single
+    quotes and NaN are corrupt records. One spelling differs: an object or array read into a
+    string field keeps its original text (as in Spark's JSON file source), where ``from_json``
+    writes it compactly; both are the same JSON value."""
     extra = [
         json.dumps({"user_id": "a", "ts": MS, "page_number": 2, "nested": {"x": [1, {"y": 2}]}}),
         '{"user_id": "\\u00e9\\u540d", "ts": 1, "page_number": 3}',
         '  {"user_id" : "a" ,\t"ts":1,"page_number":4}  ',
-        '{"user_id": "a", "user_id": "b", "ts": 1, "page_number": 5}',
-        '{"user_id": "a"} trailing',
         None,
     ]
-    raws = [raw for raw, _ in CASES.values()] + extra
+    stricter = [
+        "",
+        "{}{}",
+        '{"user_id": "a", "user_id": "b", "ts": 1, "page_number": 5}',
+        '{"user_id": "a"} trailing',
+        "{'user_id': 'a', 'ts': 1, 'page_number': 5}",
+        '{"user_id": "a", "ts": NaN, "page_number": 5}',
+    ]
+    raws = [raw for raw, _ in CASES.values() if raw not in stricter] + extra
     frame = spark.createDataFrame([(raw,) for raw in raws], "raw string")
     ours = parse_typed(frame, FieldNames())
     spark_own = parse_typed(frame, FieldNames(), engine=False)
@@ -151,5 +160,8 @@ def test_the_byte_parser_reads_every_record_as_from_json_does(spark):
 
     assert sorted(r["raw"] or "" for r in rows) == sorted(raw or "" for raw in raws)
     assert [r["raw"] for r in rows if same_value(r["ours"]) != same_value(r["spark"])] == []
+    strict = spark.createDataFrame([(raw,) for raw in stricter], "raw string")
+    corrupt = strict.select(parse_typed(strict, FieldNames()).alias("p")).collect()
+    assert [r["p"]["_corrupt_record"] for r in corrupt] == stricter
     assert sum(1 for r in rows if r["ours"] and r["ours"]["user_id"] == "名前-é") == 1
     assert sum(1 for r in rows if r["ours"] and r["ours"]["user_id"] == "é名") == 1

@@ -75,6 +75,7 @@ ENGINE_REASONS = (
     Reason.SESSION_PAGE_CAP,
     Reason.SESSION_BYTE_CAP,
     Reason.KEY_BUFFER_FULL,
+    Reason.POISON,
 )
 
 #: The event time as a timestamp, for the watermark; dropped before the engine.

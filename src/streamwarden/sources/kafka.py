@@ -23,12 +23,12 @@ from streamwarden.kafka.cluster import existing_topics, require_topics
 from streamwarden.sources.base import SOURCE_KINDS, SOURCE_POSITION, SOURCE_TIME
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     from streamwarden.config.kafka import KafkaConfig
     from streamwarden.config.model import PipelineConfig, SourceConfig
 
-__all__ = ["KafkaSource"]
+__all__ = ["KafkaSource", "kafka_records"]
 
 
 class KafkaSource:
@@ -88,28 +88,12 @@ class KafkaSource:
         return connector_jars()
 
     def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
-        from pyspark.sql import functions as F
 
         source = config.source
         reader = spark.readStream.format("kafka")
         for name, value in self.reader_options(config).items():
             reader = reader.option(name, value)
-        frame = reader.load()
-        where = ("topic", "partition", "offset")
-        position = F.concat_ws(
-            " ",
-            *(part for name in where for part in (F.lit(name), F.col(name))),
-            # a record's key, when it has one, is part of where it was (a user id, often)
-            F.when(F.col("key").isNotNull(), F.concat(F.lit("key "), F.col("key").cast("string"))),
-        )
-        columns = [
-            # a record without a value (a tombstone) is not a JSON object: malformed_json
-            F.coalesce(F.col("value").cast("string"), F.lit("")).alias("raw"),
-            position.alias(SOURCE_POSITION),
-        ]
-        if source.event_time == "kafka_timestamp":
-            columns.append(F.unix_millis("timestamp").alias(SOURCE_TIME))
-        return frame.select(*columns)
+        return kafka_records(reader.load(), source.event_time == "kafka_timestamp")
 
     def reader_options(self, config: PipelineConfig) -> dict[str, str]:
         """Every option Spark's Kafka source gets (a secret among them: never print these)."""
@@ -176,6 +160,41 @@ _OWN_OPTIONS = frozenset(
         "kafka.sasl.mechanism",
     }
 )
+
+
+def kafka_records(frame: DataFrame, timestamp_is_event_time: bool) -> DataFrame:
+    """The source's records from rows of Spark's Kafka source (``key``, ``value`` binary,
+    ``topic``, ``partition``, ``offset``, ``timestamp``): ``raw`` is the value's bytes as they
+    are (a value that is not UTF-8 is then ``invalid_utf8``, its bytes kept), the position names
+    the record, and the Kafka timestamp is the event time when so configured."""
+    from pyspark.sql import functions as F
+
+    where = ("topic", "partition", "offset")
+    position = F.concat_ws(
+        " ",
+        *(part for name in where for part in (F.lit(name), F.col(name))),
+        # a record's key, when it has one, is part of where it was (a user id, often)
+        F.when(F.col("key").isNotNull(), F.concat(F.lit("key "), _key_text(F.col("key")))),
+    )
+    columns = [
+        # a record without a value (a tombstone) is not a JSON object: malformed_json; the cast
+        # keeps a value's bytes as they are, so validation sees one that is not UTF-8
+        F.coalesce(F.col("value").cast("string"), F.lit("")).alias("raw"),
+        position.alias(SOURCE_POSITION),
+    ]
+    if timestamp_is_event_time:
+        columns.append(F.unix_millis("timestamp").alias(SOURCE_TIME))
+    return frame.select(*columns)
+
+
+def _key_text(key: Column) -> Column:
+    """A record's key as a dead letter's detail shows it: its text, or ``base64:`` and its bytes
+    when it is not UTF-8 (a detail is text; a key's bytes are never replaced by U+FFFD)."""
+    from pyspark.sql import functions as F
+
+    text = F.try_validate_utf8(key.cast("string"))
+    one_line = F.regexp_replace(F.base64(key), r"[\r\n]", "")  # Spark's base64 is MIME-wrapped
+    return F.coalesce(text, F.concat(F.lit("base64:"), one_line))
 
 
 def _cluster(config: PipelineConfig) -> KafkaConfig:

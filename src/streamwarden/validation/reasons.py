@@ -11,6 +11,7 @@ class Reason(StrEnum):
     """Why a record went to the dead-letter output instead of a session."""
 
     RECORD_TOO_LARGE = "record_too_large"
+    INVALID_UTF8 = "invalid_utf8"
     MALFORMED_JSON = "malformed_json"
     MISSING_FIELD = "missing_field"
     WRONG_TYPE = "wrong_type"
@@ -24,5 +25,7 @@ class Reason(StrEnum):
     SESSION_PAGE_CAP = "session_page_cap"
     SESSION_BYTE_CAP = "session_byte_cap"
     KEY_BUFFER_FULL = "key_buffer_full"
+    #: A record the engine threw on, set aside so that no record can fail a batch.
+    POISON = "poison"
     # Decided when the pattern engine's input is built:
     INVALID_KEY = "invalid_key"

@@ -18,18 +18,32 @@ from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["TICK_FIELD", "TICK_SOURCE", "VALIDATED_COLUMNS", "validate_records"]
+__all__ = [
+    "EVENT_TIME_RANGE",
+    "MAX_EVENT_MS",
+    "MIN_EVENT_MS",
+    "TICK_FIELD",
+    "TICK_SOURCE",
+    "VALIDATED_COLUMNS",
+    "validate_records",
+]
 
 #: Field of the control records that move event time forward while input is idle.
 TICK_FIELD = "streamwarden_tick_ms"
 #: The boolean input column that marks the rows of the idle ticker's own source. Only those are
 #: ticks: a landing record that happens to carry :data:`TICK_FIELD` is validated like any other.
 TICK_SOURCE = "from_tick_source"
-_ISO_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS][.SS][.S]XXX"
 _CORRUPT = "_corrupt_record"
 _INTEGER = r"^-?[0-9]{1,18}$"
+#: The event times accepted, in epoch milliseconds (``EventTimes.java``): years 0001 to 9999,
+#: which every later step (Spark timestamps in microseconds, deadlines = time + gap + lateness)
+#: holds without overflow. A record outside is ``invalid_timestamp``, never a failed batch.
+MIN_EVENT_MS, MAX_EVENT_MS = -62_135_596_800_000, 253_402_300_799_999
+#: How those bounds read in a dead letter's detail and the docs.
+EVENT_TIME_RANGE = "0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z"
+_NOT_A_TIME = -(2**63)  # EventTimes.INVALID
 
 #: Columns of :func:`validate_records`'s result.
 VALIDATED_COLUMNS = (
@@ -68,6 +82,7 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     )
     typed = F.col("typed")
     text = _parse_text(parsed, fields)
+    spark = raw.sparkSession
     # Fast path: a record whose fields have the expected JSON types parses once, with numbers
     # read as numbers. Anything else (a string timestamp, a quoted number, a float, malformed
     # JSON) is parsed again with every field as text, which the checks below classify; CASE
@@ -97,9 +112,10 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
         j[fields.ts] = F.coalesce(source_ts.cast("string"), j[fields.ts])
     is_tick = F.col("from_ticks") & j[TICK_FIELD].isNotNull()
     ts_text, page_text = j[fields.ts], j[fields.page_number]
+    iso_ms = _engine_column(spark, "event time parse", "eventMillis", ts_text)
     ts_ms = F.when(F.col("fast") | source_ts.isNotNull(), F.col("ts_number")).otherwise(
         F.when(ts_text.rlike(_INTEGER), ts_text.cast("long")).otherwise(
-            F.unix_millis(F.try_to_timestamp(ts_text, F.lit(_ISO_FORMAT)))
+            F.when(iso_ms != _NOT_A_TIME, iso_ms)
         )
     )
     page_number = F.when(F.col("fast"), F.col("page_number_number")).otherwise(
@@ -107,15 +123,22 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     )
     numbers = as_text.select("*", ts_ms.alias("event_ms"), page_number.alias("page"))
     ts_ms, page_number = F.col("event_ms"), F.col("page")
+    valid_utf8 = F.is_valid_utf8("raw")
     checked = numbers.select(
-        "raw",
-        j[fields.user_id].alias("user_id"),
-        F.when(is_tick, j[TICK_FIELD].cast("long")).otherwise(ts_ms).alias("ts_ms"),
+        # a record that is not UTF-8 text keeps its exact bytes, in base64 (its reason says so)
+        F.when(valid_utf8, F.col("raw")).otherwise(base64_line(F.col("raw"))).alias("raw"),
+        # a key read from bytes that are not UTF-8 is not the producer's key: none is shown
+        F.when(valid_utf8, j[fields.user_id]).alias("user_id"),
+        F.when(is_tick, j[TICK_FIELD].cast("long"))
+        .when(ts_ms.between(MIN_EVENT_MS, MAX_EVENT_MS), ts_ms)
+        .alias("ts_ms"),
         page_number.alias("page_number"),
         j[fields.url].alias("url"),
         F.octet_length("raw").cast("long").alias("size"),
         is_tick.alias("is_tick"),
-        _failure(j, fields, rules, ts_ms, page_number, is_tick).alias("failure"),
+        _failure(j, fields, rules, ts_ms, page_number, is_tick, valid_utf8, spark).alias(
+            "failure"
+        ),
         "position",
     )
     detail = F.col("failure.detail")
@@ -124,6 +147,12 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
             F.col("position").isNull(), detail
         ).otherwise(F.concat(detail, F.lit(" (at "), F.col("position"), F.lit(")")))
     return checked.select(*VALIDATED_COLUMNS[:-2], F.col("failure.reason"), detail.alias("detail"))
+
+
+def base64_line(value: Column) -> Column:
+    """``value``'s bytes in base64 (RFC 4648) on one line: Spark's ``base64`` breaks its output
+    into MIME lines of 76 characters unless ``spark.sql.chunkBase64String.enabled`` is off."""
+    return F.regexp_replace(F.base64(value), r"[\r\n]", "")
 
 
 def _schema(fields: FieldNames, number: str) -> str:
@@ -138,8 +167,22 @@ def _from_json(raw: DataFrame, schema: str) -> Column:
 
 
 def _parse_text(raw: DataFrame, fields: FieldNames) -> Column:
-    """``raw`` parsed as JSON with every field as text."""
-    return _from_json(raw, _schema(fields, "string"))
+    """``raw`` parsed as JSON with every field as text: a number's text as written (the byte
+    parser slices it from the record, where ``from_json`` would print the double it read), so
+    that a dead letter's detail shows the value the producer sent."""
+    return _json_from_bytes(raw, _schema(fields, "string"))
+
+
+def _engine_column(spark: SparkSession, what: str, name: str, argument: Column) -> Column:
+    """One of the engine's per-record checks (``ValidationColumns.java``) over ``argument``."""
+    jcol = call_engine(
+        spark,
+        what,
+        lambda jvm: getattr(jvm.io.streamwarden.engine.json.ValidationColumns, name)(
+            argument._jc
+        ),
+    )
+    return ClassicColumn(jcol)
 
 
 def parse_typed(raw: DataFrame, fields: FieldNames, *, engine: bool = True) -> Column:
@@ -171,6 +214,8 @@ def _failure(
     ts_ms: Column,
     page_number: Column,
     is_tick: Column,
+    valid_utf8: Column,
+    spark: SparkSession,
 ) -> Column:
     """A struct(reason, detail) for the first failed check, or null when all pass."""
     raw_size = F.octet_length("raw")
@@ -181,6 +226,14 @@ def _failure(
 
     checks: list[tuple[Column, Reason | None, Column]] = [
         (
+            ~valid_utf8,
+            Reason.INVALID_UTF8,
+            F.lit(
+                "record is not valid UTF-8 text, so it is not JSON and its user id could not be "
+                "told apart from another's; raw holds its exact bytes in base64"
+            ),
+        ),
+        (
             raw_size > rules.max_record_bytes,
             Reason.RECORD_TOO_LARGE,
             F.format_string(
@@ -188,9 +241,15 @@ def _failure(
             ),
         ),
         (
-            j[_CORRUPT].isNotNull() | (F.trim("raw") == ""),
+            j[_CORRUPT].isNotNull(),
             Reason.MALFORMED_JSON,
-            F.lit("record is not a JSON object"),
+            F.coalesce(
+                _engine_column(spark, "record shape", "shapeProblem", F.col("raw")),
+                F.lit(
+                    "record is not valid JSON (RFC 8259: double-quoted strings, no NaN), or "
+                    "names a field twice"
+                ),
+            ),
         ),
         (is_tick, None, F.lit(None)),  # ticks pass; is_tick marks them
         (user.isNull(), Reason.MISSING_FIELD, F.lit(f"required field '{f.user_id}' is missing")),
@@ -229,6 +288,15 @@ def _failure(
             F.format_string(
                 f"'{f.ts}' %s is neither epoch milliseconds nor an ISO-8601 time "
                 "with a zone (e.g. 2026-01-01T12:00:00Z)",
+                ts,
+            ),
+        ),
+        (
+            (ts_ms < MIN_EVENT_MS) | (ts_ms > MAX_EVENT_MS),
+            Reason.INVALID_TIMESTAMP,
+            F.format_string(
+                f"'{f.ts}' %s is outside the event times accepted, {EVENT_TIME_RANGE} "
+                f"(epoch milliseconds {MIN_EVENT_MS} .. {MAX_EVENT_MS})",
                 ts,
             ),
         ),

@@ -1,6 +1,7 @@
 """Where the records of a patterns run went. An event does not end *in* a match (it may be in
-several, or in none): each valid event is evaluated by the pattern unless it is ``too_late``;
-every other record is a dead letter with its validation reason."""
+several, or in none): each valid event is evaluated by the pattern unless the engine refuses it
+(``too_late``, ``key_buffer_full``, ``poison``: a dead letter, but still a valid event); every
+other record is a dead letter with its validation reason."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["PatternAccounting", "account_patterns", "reconcile_patterns"]
+
+#: Dead-letter reasons of valid events that the engine refused (not rejected by validation).
+_ENGINE_REFUSED = ("too_late", "key_buffer_full", "poison")
 
 
 @dataclass(frozen=True)
@@ -33,21 +37,30 @@ class PatternAccounting:
         return self.dead_letters.get("too_late", 0)
 
     @property
+    def refused(self) -> int:
+        """Valid events the engine refused: dead letters, yet counted among the events."""
+        return sum(self.dead_letters.get(r, 0) for r in _ENGINE_REFUSED)
+
+    @property
     def rejected(self) -> int:
-        return sum(self.dead_letters.values()) - self.too_late
+        return sum(self.dead_letters.values()) - self.refused
 
     @property
     def balanced(self) -> bool:
         return (
-            self.input_records == self.events + self.rejected and 0 <= self.too_late <= self.events
+            self.input_records == self.events + self.rejected and 0 <= self.refused <= self.events
         )
 
     def describe(self) -> str:
+        others = "".join(
+            f", {r} {self.dead_letters[r]}" for r in _ENGINE_REFUSED[1:] if self.dead_letters.get(r)
+        )
         return (
             f"records in {self.input_records} = valid events {self.events} (evaluated "
-            f"{self.events - self.too_late}, too_late {self.too_late}) + rejected by validation "
-            f"{self.rejected}; dead letters by reason: {reasons_text(self.dead_letters)}; "
-            f"matches {self.matches}, timeouts {self.timeouts}: {verdict(self.balanced)}"
+            f"{self.events - self.refused}, too_late {self.too_late}{others}) + rejected by "
+            f"validation {self.rejected}; dead letters by reason: "
+            f"{reasons_text(self.dead_letters)}; matches {self.matches}, timeouts "
+            f"{self.timeouts}: {verdict(self.balanced)}"
         )
 
 

@@ -246,7 +246,7 @@ def detect_rows(
         user=F.col(key).cast("string"),
         rejected=rejected,
     )
-    return pattern_engine_rows(events, records, compiled, options)
+    return pattern_engine_rows(events, records, compiled, options, raw)
 
 
 def _events(fields: Sequence[str]) -> Column:

@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from streamwarden.config import defaults
 from streamwarden.errors import PatternError
 from streamwarden.operators.patterns.pattern import Contiguity, Pattern, Stage, StageKind
+from streamwarden.spark.jvm import call_engine
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -31,6 +32,9 @@ class CompiledPattern:
     mask: Column
     fields: tuple[str, ...]
     plan: dict[str, Any]
+    #: The name of the first stage whose condition raised an error on the event (null if none):
+    #: such an event is a ``poison`` dead letter instead of a failed batch.
+    failed_stage: Column | None = None
 
     @property
     def plan_json(self) -> str:
@@ -95,12 +99,31 @@ def compile_pattern(
         "slow_key_threshold_ms": 0 if slow_key_threshold is None else _ms(slow_key_threshold),
         "keep_empty_state": keep_empty_state,
     }
-    bits = [
-        F.when(F.coalesce(stage_condition(s), F.lit(False)), F.lit(1 << i)).otherwise(F.lit(0))
-        for i, s in enumerate(pattern.stages)
-    ]
+    # Each condition under Spark's TryEval: null where it raised an error on the event, which
+    # then meets no stage and is set aside as poison (rows.py), so it cannot fail the batch.
+    met = [_try_eval(F.coalesce(stage_condition(s), F.lit(False))) for s in pattern.stages]
+    bits = [F.when(m, F.lit(1 << i)).otherwise(F.lit(0)) for i, m in enumerate(met)]
     mask = reduce(lambda a, b: a.bitwiseOR(b), bits).cast("long")
-    return CompiledPattern(pattern, mask, tuple(carried), plan)
+    failed = F.coalesce(
+        *[F.when(m.isNull(), F.lit(s.name)) for m, s in zip(met, pattern.stages, strict=True)]
+    )
+    return CompiledPattern(pattern, mask, tuple(carried), plan, failed)
+
+
+def _try_eval(condition: Column) -> Column:
+    """``condition`` under Spark's ``TryEval`` (``ConditionGuard.java``): null where it threw."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql.classic.column import Column as ClassicColumn
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:  # no JVM to build it in: the caller only inspects the plan
+        return condition
+    jcol = call_engine(
+        spark,
+        "stage condition",
+        lambda jvm: jvm.io.streamwarden.engine.patterns.ConditionGuard.tryEval(condition._jc),
+    )
+    return ClassicColumn(jcol)
 
 
 def stage_condition(stage: Stage) -> Column:

@@ -82,4 +82,4 @@ def validated_rows(
         rejected=rejected,
         tick=tick,
     )
-    return pattern_engine_rows(validated, records, compiled, options)
+    return pattern_engine_rows(validated, records, compiled, options, F.col("raw"))

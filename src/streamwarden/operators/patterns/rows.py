@@ -8,6 +8,7 @@ filtered out so that event time does not depend on the pattern.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
@@ -51,10 +52,13 @@ def pattern_engine_rows(
     records: EngineRecords,
     compiled: CompiledPattern,
     options: PatternOptions,
+    event_raw: Column,
 ) -> DataFrame:
     """``frame``'s ``records`` with the pattern's payload, watermarked; with ``prefilter`` (and
     where it cannot change a match), events that meet no stage are dropped after the watermark
-    is declared."""
+    is declared. An event on which a stage condition raised an error is a ``poison`` dead letter
+    showing ``event_raw`` (the record, for events whose ``raw`` is only kept when rejected)."""
+    records = _poison_on_condition_error(records, compiled, event_raw)
     payload = (
         F.when(records.kind == KIND_EVENT, compiled.mask).otherwise(F.lit(0)).cast("long"),
         F.array(*[F.col(f).cast("string") for f in compiled.fields]).cast("array<string>"),
@@ -62,6 +66,30 @@ def pattern_engine_rows(
     rows = engine_rows(frame, records, PATTERN_PAYLOAD, payload)
     prefilter = options.prefilter and compiled.prefilter_safe
     return with_watermark(rows, options.max_out_of_orderness, _relevant if prefilter else None)
+
+
+def _poison_on_condition_error(
+    records: EngineRecords, compiled: CompiledPattern, event_raw: Column
+) -> EngineRecords:
+    if compiled.failed_stage is None:
+        return records
+    failed = (records.kind == KIND_EVENT) & compiled.failed_stage.isNotNull()
+    detail = F.concat(
+        F.lit("the condition of stage '"),
+        compiled.failed_stage,
+        F.lit(
+            "' raised an error on this record (Spark's, e.g. a failed CAST or a division by "
+            "zero under ANSI mode); the record was set aside here and the pipeline went on. "
+            "Write conditions that cannot fail, with try_cast and the try_* functions"
+        ),
+    )
+    return replace(
+        records,
+        raw=F.when(failed, event_raw).otherwise(records.raw),
+        reason=F.when(failed, F.lit(Reason.POISON.value)).otherwise(records.reason),
+        detail=F.when(failed, detail).otherwise(records.detail),
+        rejected=records.rejected | failed,
+    )
 
 
 def _relevant(rows: DataFrame) -> DataFrame:

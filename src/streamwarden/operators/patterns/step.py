@@ -4,9 +4,9 @@ dead letters, with per-batch counts.
 Accounting differs from sessions: an event does not end *in* a match (it may be in several, or
 in none, and most events are simply evaluated and forgotten). So every input record is either a
 valid event, which the pattern evaluates, or a dead letter with a reason (validation reasons
-before the operator; ``too_late`` and ``key_buffer_full`` from it). Per batch: ``records =
-events + rejected``, and ``evaluated = events - too_late - key_buffer_full``; both sides are
-counted with ``observe``.
+before the operator; ``too_late``, ``key_buffer_full`` and ``poison`` from it or from a stage
+condition that raised an error). Per batch: ``records = events + rejected``, and ``evaluated =
+events - too_late - key_buffer_full - poison``; both sides are counted with ``observe``.
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ class PatternBatchStats:
     @property
     def evaluated(self) -> int:
         """Valid events of this batch that the pattern evaluates (all but those the engine
-        refused: too late, or past the key's buffer cap); an event the watermark has not passed
-        yet waits in state and is evaluated later."""
-        refused = (Reason.TOO_LATE.value, Reason.KEY_BUFFER_FULL.value)
+        refused: too late, past the key's buffer cap, or poison); an event the watermark has
+        not passed yet waits in state and is evaluated later."""
+        refused = (Reason.TOO_LATE.value, Reason.KEY_BUFFER_FULL.value, Reason.POISON.value)
         return self.events - sum(self.dead_letters.get(r, 0) for r in refused)
 
     def output_counts(self) -> dict[str, int]:

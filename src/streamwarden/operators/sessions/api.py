@@ -126,6 +126,7 @@ def sessionize(
             "accepted and the per-session page cap); give both the same value"
         )
     validation = validation or ValidationConfig(max_pages=params.max_pages)
+    _check_columns(events, fields)
     validated = validate_records(_as_raw(events, fields), fields, validation)
     spark: SparkSession = events.sparkSession
     jdf = call_engine(
@@ -174,6 +175,50 @@ def _check_arguments(events: object, params: object, fields: object, validation:
             ".trigger(availableNow=True); to try the session rules on a few events, use "
             "streamwarden.testing.SessionTester"
         )
+
+
+#: The Spark types each typed input column may have (``simpleString`` prefixes): what
+#: validation reads as a value of the field, as JSON would carry it.
+_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
+_TYPES = {
+    "user_id": ("string", *_INTEGRAL),
+    "ts": ("timestamp", "string", *_INTEGRAL),
+    "page_number": ("string", *_INTEGRAL),
+    "url": ("string",),
+}
+
+
+def _check_columns(events: DataFrame, fields: FieldNames) -> None:
+    """Typed input must have the fields' columns, of types validation can read: otherwise every
+    record would be dead-lettered for a mistake in the query, so it fails before it starts."""
+    columns = events.columns
+    if _is_raw(columns):
+        return
+    types = {f.name: f.dataType.simpleString() for f in events.schema.fields}
+    names = {"user_id": fields.user_id, "ts": fields.ts, "page_number": fields.page_number}
+    missing = [name for name in names.values() if name not in types]
+    if missing:
+        raise UsageError(
+            f"sessionize(events): column(s) {', '.join(map(repr, missing))} missing from events, "
+            f"whose columns are {', '.join(map(repr, columns))}; give one string column 'raw' "
+            "(or 'value') of JSON records, or typed columns named by fields= (FieldNames)"
+        )
+    wrong = [
+        f"{name!r} is {types[name]} (expected one of {', '.join(_TYPES[role])})"
+        for role, name in (*names.items(), ("url", fields.url))
+        if name in types and types[name] not in _TYPES[role]
+    ]
+    if wrong:
+        raise UsageError(
+            f"sessionize(events): {'; '.join(wrong)}; cast the column(s) before sessionize "
+            "(an event time is a timestamp, epoch milliseconds or ISO-8601 text with a zone)"
+        )
+
+
+def _is_raw(columns: list[str]) -> bool:
+    if "raw" in columns and TICK_SOURCE in columns:
+        return True
+    return any(name in columns and len(columns) == 1 for name in ("raw", "value"))
 
 
 def session_engine_rows(validated: DataFrame, params: SessionParams) -> DataFrame:

@@ -73,6 +73,8 @@ public final class EngineInput {
   public static final String SESSION_BYTE_CAP = "session_byte_cap";
   /** An event past its key's cap on events waiting for the watermark. */
   public static final String KEY_BUFFER_FULL = "key_buffer_full";
+  /** A record the engine threw on, set aside so that it cannot fail the batch ({@link Poison}). */
+  public static final String POISON = "poison";
 
   private EngineInput() {}
 
@@ -152,6 +154,7 @@ public final class EngineInput {
     reasons.put("SESSION_PAGE_CAP", SESSION_PAGE_CAP);
     reasons.put("SESSION_BYTE_CAP", SESSION_BYTE_CAP);
     reasons.put("KEY_BUFFER_FULL", KEY_BUFFER_FULL);
+    reasons.put("POISON", POISON);
     return root.toString();
   }
 }

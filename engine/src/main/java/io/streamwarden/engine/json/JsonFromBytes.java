@@ -8,6 +8,7 @@ import java.util.Map;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
 import org.apache.spark.sql.catalyst.json.JSONOptions;
@@ -32,12 +33,16 @@ import scala.jdk.javaapi.CollectionConverters;
  * same {@link JacksonParser} and {@link FailureSafeParser}, so results are those of
  * {@code from_json}: one struct per record, {@code null} fields where a value is missing or
  * mistyped, the record in the corrupt-record column when it is not valid JSON for the schema.
- * One difference: bytes that are not valid UTF-8 make the record corrupt here, where
- * {@code from_json} would decode them to U+FFFD.
+ * Differences, all of them stricter: bytes that are not valid UTF-8 make the record corrupt here,
+ * where {@code from_json} would decode them to U+FFFD; so does anything but exactly one JSON
+ * object ({@link RecordShape}: {@code {...}{...}} and text after the object, which {@code
+ * from_json} ignores); single quotes, {@code NaN} and {@code Infinity}, which Spark's JSON
+ * options allow by default and JSON does not; and a name given twice in one object, which
+ * Spark reads as the last value (an ambiguous record is not guessed at).
  */
 public final class JsonFromBytes {
   /** Per thread, keyed by the schema literal itself: no string is built per record. */
-  private static final ThreadLocal<Map<UTF8String, FailureSafeParser<UTF8String>>> PARSERS =
+  private static final ThreadLocal<Map<UTF8String, Parser>> PARSERS =
       ThreadLocal.withInitial(HashMap::new);
 
   private JsonFromBytes() {}
@@ -63,17 +68,26 @@ public final class JsonFromBytes {
   /** Called by the generated code once per record; {@code null} in, {@code null} out. */
   public static InternalRow parse(UTF8String record, UTF8String schemaDdl,
       UTF8String corruptColumn) {
-    scala.collection.Iterator<InternalRow> rows = parser(schemaDdl, corruptColumn).parse(record);
+    Parser parser = parser(schemaDdl, corruptColumn);
+    if (record != null && !RecordShape.isOneObject(record.getBytes())) {
+      GenericInternalRow corrupt = new GenericInternalRow(parser.width);
+      corrupt.update(parser.corruptIndex, record.clone());
+      return corrupt;
+    }
+    scala.collection.Iterator<InternalRow> rows = parser.parser.parse(record);
     return rows.hasNext() ? rows.next() : null;
   }
 
-  private static FailureSafeParser<UTF8String> parser(UTF8String schemaDdl,
-      UTF8String corruptColumn) {
-    Map<UTF8String, FailureSafeParser<UTF8String>> mine = PARSERS.get();
-    FailureSafeParser<UTF8String> parser = mine.get(schemaDdl);
+  /** A schema's parser, with where a corrupt record goes in its rows. */
+  private record Parser(FailureSafeParser<UTF8String> parser, int width, int corruptIndex) {}
+
+  private static Parser parser(UTF8String schemaDdl, UTF8String corruptColumn) {
+    Map<UTF8String, Parser> mine = PARSERS.get();
+    Parser parser = mine.get(schemaDdl);
     if (parser == null) {
-      parser = newParser(StructType.fromDDL(schemaDdl.toString()).asNullable(),
-          corruptColumn.toString());
+      StructType schema = StructType.fromDDL(schemaDdl.toString()).asNullable();
+      parser = new Parser(newParser(schema, corruptColumn.toString()), schema.length(),
+          schema.fieldIndex(corruptColumn.toString()));
       mine.put(schemaDdl.clone(), parser);
     }
     return parser;
@@ -82,7 +96,8 @@ public final class JsonFromBytes {
   private static FailureSafeParser<UTF8String> newParser(StructType schema,
       String corruptColumn) {
     Map<String, String> options = Map.of("mode", "PERMISSIVE",
-        "columnNameOfCorruptRecord", corruptColumn);
+        "columnNameOfCorruptRecord", corruptColumn, "allowSingleQuotes", "false",
+        "allowNonNumericNumbers", "false");
     JSONOptions parsed = new JSONOptions(
         scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options)), "UTC",
         corruptColumn);
@@ -100,7 +115,9 @@ public final class JsonFromBytes {
    */
   private static JsonParser bytesParser(JsonFactory factory, UTF8String record) {
     try {
-      return factory.createParser(record.getBytes());
+      JsonParser parser = factory.createParser(record.getBytes());
+      parser.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+      return parser;
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
     }

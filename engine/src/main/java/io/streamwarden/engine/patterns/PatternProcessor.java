@@ -1,6 +1,7 @@
 package io.streamwarden.engine.patterns;
 
 import io.streamwarden.engine.EngineInput;
+import io.streamwarden.engine.Poison;
 import io.streamwarden.engine.SlowWorkLog;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +21,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * Adapts {@link Nfa} to Spark's transformWithState: one binary value per key (its {@link
  * KeyState}), one event-time timer at that state's next deadline. An event at or behind the
  * watermark when it arrives is too late for the NFA (the events after it may already be
- * consumed) and becomes a {@code too_late} dead letter.
+ * consumed) and becomes a {@code too_late} dead letter. A record the engine throws on is a
+ * {@code poison} dead letter, never a failed batch ({@link Poison}).
  */
 public final class PatternProcessor extends StatefulProcessor<String, Row, Row> {
   private static final long serialVersionUID = 1L;
@@ -52,10 +54,48 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
     long startNs = System.nanoTime();
     long watermarkMs = timers.getCurrentWatermarkInMs();
     List<Row> out = new ArrayList<>();
-    List<PEvent> fresh = new ArrayList<>();
-    List<Row> freshRows = new ArrayList<>();
+    List<Row> readable = new ArrayList<>();
     while (rows.hasNext()) {
       Row r = rows.next();
+      try {
+        r.getLong(EngineInput.TS_MS);
+        PatternRows.event(r);
+        readable.add(r);
+      } catch (RuntimeException e) {
+        out.add(PatternRows.deadLetter(key, r.isNullAt(EngineInput.TS_MS) ? null
+            : r.getLong(EngineInput.TS_MS), r.isNullAt(EngineInput.RAW) ? null
+            : r.getString(EngineInput.RAW), EngineInput.POISON,
+            Poison.detail("the pattern engine, reading the record,", e)));
+      }
+    }
+    int held;
+    try {
+      held = apply(key, readable, watermarkMs, out);
+    } catch (RuntimeException e) {
+      held = isolate(key, readable, watermarkMs, out);
+    }
+    slowLog.maybeLog(key, startNs, readable.size(), held);
+    return CollectionConverters.asScala(out.iterator());
+  }
+
+  /**
+   * Applies a key's rows of the batch to its stored state and saves it; adds the output to
+   * {@code out} only when all of it succeeded. Returns the number of partial matches held.
+   */
+  private int apply(String key, List<Row> rows, long watermarkMs, List<Row> out) {
+    KeyState s = load();
+    List<Row> emitted = run(key, s, rows, watermarkMs);
+    save(s);
+    out.addAll(emitted);
+    return s.partials.size();
+  }
+
+  /** The NFA's work on {@code s} for a key's rows, without saving it. */
+  private List<Row> run(String key, KeyState s, List<Row> rows, long watermarkMs) {
+    List<Row> out = new ArrayList<>();
+    List<PEvent> fresh = new ArrayList<>();
+    List<Row> freshRows = new ArrayList<>();
+    for (Row r : rows) {
       long ts = r.getLong(EngineInput.TS_MS);
       if (ts <= watermarkMs) {
         out.add(PatternRows.deadLetter(key, ts, PatternRows.rawOf(plan, key, r),
@@ -66,7 +106,6 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
         freshRows.add(r);
       }
     }
-    KeyState s = load();
     for (Row r : BufferCap.refuse(s, fresh, freshRows, plan.maxBufferedPerKey, watermarkMs)) {
       out.add(PatternRows.deadLetter(key, r.getLong(EngineInput.TS_MS),
           PatternRows.rawOf(plan, key, r), EngineInput.KEY_BUFFER_FULL,
@@ -75,13 +114,53 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
     nfa.buffer(s, fresh);
     List<Found> found = new ArrayList<>();
     nfa.advance(s, watermarkMs, found);
-    save(s);
-    slowLog.maybeLog(key, startNs, fresh.size(), s.partials.size());
+    for (Row r : rows) {
+      Poison.check(PatternRows.rawOf(plan, key, r));
+    }
     return emit(key, out, found);
+  }
+
+  /**
+   * After {@link #apply} threw: tries each row alone against the stored state (which the failed
+   * attempt never wrote), sets aside those that throw as {@code poison} dead letters, and
+   * applies the others. If they still fail together, every row of the key's batch is poison.
+   */
+  private int isolate(String key, List<Row> rows, long watermarkMs, List<Row> out) {
+    List<Row> good = new ArrayList<>();
+    for (Row r : rows) {
+      try {
+        run(key, load(), List.of(r), watermarkMs);
+        good.add(r);
+      } catch (RuntimeException error) {
+        out.add(poison(key, r, error));
+      }
+    }
+    try {
+      return apply(key, good, watermarkMs, out);
+    } catch (RuntimeException error) {
+      for (Row r : good) {
+        out.add(poison(key, r, error));
+      }
+      return load().partials.size();
+    }
+  }
+
+  private Row poison(String key, Row r, Throwable error) {
+    return PatternRows.deadLetter(key, r.getLong(EngineInput.TS_MS),
+        PatternRows.rawOf(plan, key, r), EngineInput.POISON,
+        Poison.detail("the pattern engine", error));
   }
 
   @Override
   public Iterator<Row> handleExpiredTimer(String key, TimerValues timers, ExpiredTimerInfo info) {
+    try {
+      return onTimer(key, timers);
+    } catch (RuntimeException e) {
+      throw Poison.onTimer("pattern", key, timers.getCurrentWatermarkInMs(), e);
+    }
+  }
+
+  private Iterator<Row> onTimer(String key, TimerValues timers) {
     byte[] stored = state.get();
     if (stored == null) {
       return CollectionConverters.asScala(new ArrayList<Row>().iterator());
@@ -91,14 +170,14 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
     List<Found> found = new ArrayList<>();
     nfa.advance(s, timers.getCurrentWatermarkInMs(), found);
     save(s);
-    return emit(key, new ArrayList<>(), found);
+    return CollectionConverters.asScala(emit(key, new ArrayList<>(), found).iterator());
   }
 
-  private Iterator<Row> emit(String key, List<Row> out, List<Found> found) {
+  private List<Row> emit(String key, List<Row> out, List<Found> found) {
     for (Found f : found) {
       out.add(PatternRows.toRow(plan, key, f));
     }
-    return CollectionConverters.asScala(out.iterator());
+    return out;
   }
 
   private KeyState load() {

@@ -2,6 +2,7 @@ package io.streamwarden.engine.sessions;
 
 import io.streamwarden.engine.EngineInput;
 import io.streamwarden.engine.EngineOutput;
+import io.streamwarden.engine.Poison;
 import io.streamwarden.engine.SlowWorkLog;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +21,8 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * Adapts {@link SessionLogic} to Spark's transformWithState: one value state per user, one
  * event-time timer at that state's next deadline, and pass-through of dead letters that
- * validation produced upstream.
+ * validation produced upstream. A record the engine throws on is a {@code poison} dead letter,
+ * never a failed batch ({@link Poison}).
  */
 public final class SessionProcessor extends StatefulProcessor<String, Row, Row> {
   private static final long serialVersionUID = 1L;
@@ -53,23 +55,96 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
           EngineInput.passThrough(rows, EngineOutput::deadLetter).iterator());
     }
     long startNs = System.nanoTime();
+    long watermarkMs = timers.getCurrentWatermarkInMs();
+    List<Row> out = new ArrayList<>();
     List<Event> events = new ArrayList<>();
     while (rows.hasNext()) {
       Row r = rows.next();
-      events.add(new Event(r.getLong(EngineInput.TS_MS), r.getLong(EngineInput.PAGE),
-          r.getString(EngineInput.URL), r.getLong(EngineInput.SIZE),
-          r.getString(EngineInput.RAW)));
+      try {
+        events.add(new Event(r.getLong(EngineInput.TS_MS), r.getLong(EngineInput.PAGE),
+            r.getString(EngineInput.URL), r.getLong(EngineInput.SIZE),
+            r.getString(EngineInput.RAW)));
+      } catch (RuntimeException e) {
+        out.add(poisonOf(key, r, e));
+      }
     }
+    int held;
+    try {
+      held = apply(key, events, watermarkMs, out);
+    } catch (RuntimeException e) {
+      held = isolate(key, events, watermarkMs, out);
+    }
+    slowLog.maybeLog(key, startNs, events.size(), held);
+    return CollectionConverters.asScala(out.iterator());
+  }
+
+  /**
+   * Applies a key's events of the batch to its stored state and saves it; adds the output to
+   * {@code out} only when all of it succeeded. Returns the number of sessions the key holds.
+   */
+  private int apply(String key, List<Event> events, long watermarkMs, List<Row> out) {
     UserSessions stored = state.get(); // null when absent: one read instead of exists() + get()
     UserSessions current = stored != null ? stored : new UserSessions();
-    List<Emitted> out = logic.onEvents(key, current, events, timers.getCurrentWatermarkInMs());
-    save(current, timers.getCurrentWatermarkInMs());
-    slowLog.maybeLog(key, startNs, events.size(), current.getSessions().size());
-    return CollectionConverters.asScala(SessionRows.toRows(out).iterator());
+    List<Emitted> emitted = logic.onEvents(key, current, new ArrayList<>(events), watermarkMs);
+    for (Event e : events) {
+      Poison.check(e.raw);
+    }
+    save(current, watermarkMs);
+    out.addAll(SessionRows.toRows(emitted));
+    return current.getSessions().size();
+  }
+
+  /**
+   * After {@link #apply} threw: tries each event alone against the stored state (which the
+   * failed attempt never wrote), sets aside those that throw as {@code poison} dead letters, and
+   * applies the others. If they still fail together, every event of the key's batch is poison.
+   */
+  private int isolate(String key, List<Event> events, long watermarkMs, List<Row> out) {
+    List<Event> good = new ArrayList<>();
+    for (Event e : events) {
+      try {
+        UserSessions stored = state.get();
+        logic.onEvents(key, stored != null ? stored : new UserSessions(),
+            new ArrayList<>(List.of(e)), watermarkMs);
+        Poison.check(e.raw);
+        good.add(e);
+      } catch (RuntimeException error) {
+        out.add(poison(key, e, error));
+      }
+    }
+    try {
+      return apply(key, good, watermarkMs, out);
+    } catch (RuntimeException error) {
+      for (Event e : good) {
+        out.add(poison(key, e, error));
+      }
+      UserSessions stored = state.get();
+      return stored == null ? 0 : stored.getSessions().size();
+    }
+  }
+
+  private static Row poison(String key, Event e, Throwable error) {
+    return EngineOutput.deadLetter(key, e.tsMs, e.raw, EngineInput.POISON,
+        Poison.detail("the session engine", error));
+  }
+
+  private static Row poisonOf(String key, Row r, Throwable error) {
+    return EngineOutput.deadLetter(key,
+        r.isNullAt(EngineInput.TS_MS) ? null : r.getLong(EngineInput.TS_MS),
+        r.isNullAt(EngineInput.RAW) ? null : r.getString(EngineInput.RAW), EngineInput.POISON,
+        Poison.detail("the session engine, reading the record,", error));
   }
 
   @Override
   public Iterator<Row> handleExpiredTimer(String key, TimerValues timers, ExpiredTimerInfo info) {
+    try {
+      return onTimer(key, timers);
+    } catch (RuntimeException e) {
+      throw Poison.onTimer("session", key, timers.getCurrentWatermarkInMs(), e);
+    }
+  }
+
+  private Iterator<Row> onTimer(String key, TimerValues timers) {
     UserSessions current = state.get();
     if (current == null) {
       return CollectionConverters.asScala(new ArrayList<Row>().iterator());

@@ -23,8 +23,9 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>Value state is held per state name and grouping key, event-time timers per key; both act
  * on the key {@link #setCurrentKey} names, as Spark's handle acts on the key of the call under
- * way. Values are held as the objects the processor stores (as Spark's own in-memory handle
- * does), not run through their encoder. List and map state, TTL and query info are not
+ * way. Values are held as serialized copies, as a real store holds them: what a processor changes
+ * on a value it read is not stored until it calls {@code update} (a processor that threw before
+ * saving relies on that). List and map state, TTL and query info are not
  * supported: the engine's processors use none of them.
  */
 public final class InMemoryStateHandle implements StatefulProcessorHandle {
@@ -141,6 +142,25 @@ public final class InMemoryStateHandle implements StatefulProcessorHandle {
     values.remove(stateName);
   }
 
+  /** A deep copy of a stored value (the engine's values are serializable), or null. */
+  private static Object copy(Object value) {
+    if (value == null) {
+      return null;
+    }
+    try {
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
+        out.writeObject(value);
+      }
+      try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(
+          new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+        return in.readObject();
+      }
+    } catch (java.io.IOException | ClassNotFoundException e) {
+      throw new IllegalStateException("cannot copy a state value of " + value.getClass(), e);
+    }
+  }
+
   private static UnsupportedOperationException unsupported(String what) {
     return new UnsupportedOperationException(what + " is not supported by the in-memory state "
         + "handle of streamwarden's testers, which holds value state and event-time timers only");
@@ -167,12 +187,12 @@ public final class InMemoryStateHandle implements StatefulProcessorHandle {
     @Override
     @SuppressWarnings("unchecked") // only update(T) stores values under this name
     public T get() {
-      return (T) byKey().get(key());
+      return (T) copy(byKey().get(key()));
     }
 
     @Override
     public void update(T value) {
-      byKey().put(key(), value);
+      byKey().put(key(), copy(value));
     }
 
     @Override

@@ -1,0 +1,20 @@
+package io.streamwarden.engine.patterns;
+
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.TryEval;
+import org.apache.spark.sql.classic.ExpressionUtils;
+
+/**
+ * Stage conditions that cannot fail a batch: Spark's {@link TryEval} around a condition turns
+ * an error it raises on one record (an ANSI error such as a failed {@code CAST} or a division
+ * by zero, {@code raise_error}) into null, and Python makes that record a {@code poison} dead
+ * letter naming the stage, instead of a batch that fails again on every restart.
+ */
+public final class ConditionGuard {
+  private ConditionGuard() {}
+
+  /** {@code condition} evaluated under {@link TryEval}: null where it threw. */
+  public static Column tryEval(Column condition) {
+    return ExpressionUtils.column(new TryEval(ExpressionUtils.expression(condition)));
+  }
+}
