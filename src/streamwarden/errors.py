@@ -27,6 +27,7 @@ __all__ = [
     "RestartsExhaustedError",
     "SinkError",
     "SourceError",
+    "SourceRecordsLostError",
     "StateError",
     "StreamwardenError",
     "UnreachableError",
@@ -93,6 +94,14 @@ class MonitoringError(StreamwardenError):
 
 class PipelineError(StreamwardenError):
     """A streaming query failed while running; details are in the log."""
+
+
+class SourceRecordsLostError(PipelineError):
+    """A batch failed because records its checkpoint planned are gone from the source (deleted
+    from Kafka by retention, a landing file deleted after it was listed). Not restarted: the
+    same batch would fail the same way until a person decides (the message says how)."""
+
+    restartable = False
 
 
 class QueryStartError(PipelineError):

@@ -20,6 +20,7 @@ from streamwarden.errors import (
     PipelineError,
     QueryStartError,
     RestartsExhaustedError,
+    SourceRecordsLostError,
     StreamwardenError,
 )
 from streamwarden.monitoring.failures import (
@@ -344,7 +345,11 @@ class Pipeline:
             return result
         exc = query.exception()
         if exc is not None:
-            raise PipelineError(self._failure(java_message(exc)))
+            message = java_message(exc)
+            cause = (self._writer.failure if self._writer else None) or message
+            # a failure the source explains is records gone from it: a restart would repeat it
+            gone = source_of(self.config.source).advice(self.config.source, cause) is not None
+            raise (SourceRecordsLostError if gone else PipelineError)(self._failure(message))
         return result
 
     def _failure(self, spark_message: str) -> str:

@@ -11,7 +11,8 @@ per time window and a give-up says why).
   what they already wrote, so nothing is lost or doubled.
 - **Not restarted** (``StreamwardenError.restartable`` is false): config and usage errors,
   a checkpoint of another pipeline or in use by another run, a missing engine, a query Spark
-  refuses to start. The same config, checkpoint and code fail the same way again, so the error
+  refuses to start, records gone from the source for good (Kafka retention, a deleted
+  landing file). The same config, checkpoint and code fail the same way again, so the error
   is reported at once. So is anything that is not a streamwarden error (a bug).
 - **Backoff**: ``initial_backoff * 2**(n-1)`` for the n-th consecutive failure, capped at
   ``max_backoff``, less a random part of up to ``jitter`` of it; a completed batch resets n.

@@ -73,7 +73,9 @@ class Source(Protocol):
 
     def advice(self, config: SourceConfig, cause: str) -> str | None:
         """What to do about a failed batch whose ``cause`` (Spark's message) is the source's
-        to explain, or None."""
+        to explain, or None. A failure a source explains is records gone from it for good
+        (retention, a deleted file): the supervisor does not restart it, as the same batch
+        would fail again until a person decides."""
         ...
 
     def identity(self, config: SourceConfig) -> dict[str, str]:
