@@ -36,6 +36,7 @@ from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
 from streamwarden.sources.base import source_of
 from streamwarden.spark.jvm import java_message
+from streamwarden.spark.permissions import with_umask
 from streamwarden.spark.session import build_spark_session
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class Pipeline:
                 app_name=f"streamwarden-{self.config.name}",
                 master=s.master,
                 shuffle_partitions=s.shuffle_partitions,
-                extra_conf=s.conf,
+                extra_conf=with_umask(s.conf, self.config.file_umask),
                 extra_jars=required_jars(self.config),
             )
         return self._spark

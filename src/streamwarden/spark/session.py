@@ -3,8 +3,9 @@
 Defaults: the RocksDB state store with changelog checkpointing (docs/failure-modes.md:
 checkpoint-metadata-growth, full-snapshots), checkpoint format v2, UTC session time, the engine
 jar on the classpath, local files handled without forking a child process per checkpoint file,
-and a driver nobody else can reach (``spark/network.py``: in local mode the UI, RPC and block
-manager listen on 127.0.0.1; the UI's kill links are off).
+a driver nobody else can reach (``spark/network.py``: in local mode the UI, RPC and block
+manager listen on 127.0.0.1; the UI's kill links are off), and files Spark writes readable by
+their owner only (``spark/permissions.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
 from streamwarden.spark.logs import unwritable_log
 from streamwarden.spark.network import jvm_environment, network_defaults
+from streamwarden.spark.permissions import PRIVATE_UMASK, UMASK_SETTING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -95,6 +97,7 @@ def build_spark_session(
         **LOCAL_FILES,
         **REDACTION,
         **network_defaults((extra_conf or {}).get("spark.master", master)),
+        UMASK_SETTING: PRIVATE_UMASK,  # Spark's files readable by their owner only
         **(extra_conf or {}),
     }
     # the engine jar on the JVM's own classpath too: Hadoop loads file systems outside Spark's
