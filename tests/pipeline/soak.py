@@ -40,28 +40,53 @@ class SoakRun:
     #: The driver's resident memory after each batch, MiB: Spark's JVM and this Python process.
     jvm_rss_mib: list[float] = field(default_factory=list)
     python_rss_mib: list[float] = field(default_factory=list)
+    #: The JVM's heap after each batch, MiB: live objects after a full collection, and what
+    #: the heap has committed (the part of the JVM's resident memory the heap accounts for).
+    live_heap_mib: list[float] = field(default_factory=list)
+    committed_heap_mib: list[float] = field(default_factory=list)
+    batches_per_hour: int = 1
     #: Sessions only: the users active within gap + lateness of each batch's watermark.
     expected_rows: list[int] = field(default_factory=list)
     state_growth_findings: list[Any] = field(default_factory=list)
     monitor_errors: list[str] = field(default_factory=list)
 
-    def level(self, series: list[float] | list[int], skip: int) -> float:
-        """Largest distance of ``series[skip:]`` from its mean, relative to the mean."""
-        tail = series[skip:]
-        mean = sum(tail) / len(tail)
-        return max(abs(v - mean) for v in tail) / mean
+    def hourly(self, series: list[float] | list[int]) -> list[float]:
+        """Mean of ``series`` per simulated hour after warm-up (whole hours only): single
+        batches carry the traffic's own noise (which users happen to be active). A run with
+        less than two hours after warm-up is judged batch by batch."""
+        tail = series[self.warm_up :]
+        n = self.batches_per_hour if len(tail) >= 2 * self.batches_per_hour else 1
+        return [sum(tail[i : i + n]) / n for i in range(0, len(tail) - n + 1, n)]
 
-    def rss_growth(self) -> float:
-        """Resident memory of the JVM at the end over its mean in the first batches after
-        warm-up, minus one (0.05: 5% more)."""
-        base = self.jvm_rss_mib[self.warm_up : 2 * self.warm_up]
-        return self.jvm_rss_mib[-1] / (sum(base) / len(base)) - 1
+    def state_level(self) -> float:
+        """Largest distance of an hour's mean state rows from the mean over all hours after
+        warm-up, relative to that mean (0.1: within ±10%)."""
+        hours = self.hourly(self.state_rows)
+        mean = sum(hours) / len(hours)
+        return max(abs(v - mean) for v in hours) / mean
+
+    def growth(self, series: list[float]) -> float:
+        """The last hour's mean of ``series`` over its first hour after warm-up, minus one."""
+        hours = self.hourly(series)
+        return hours[-1] / hours[0] - 1
 
     def table(self, title: str) -> str:
-        lines = [f"\n{title}: {self.hours:.1f} simulated hours", "batch  state-rows  jvm-rss-MiB"]
+        lines = [
+            f"\n{title}: {self.hours:.1f} simulated hours, {self.batches_per_hour} batches an "
+            f"hour, warm-up {self.warm_up} batches",
+            "batch  state-rows  jvm-rss-MiB  heap-live-MiB  heap-committed-MiB  python-rss-MiB",
+        ]
+        rows = zip(
+            self.state_rows,
+            self.jvm_rss_mib,
+            self.live_heap_mib,
+            self.committed_heap_mib,
+            self.python_rss_mib,
+            strict=True,
+        )
         lines += [
-            f"{i:5d}  {rows:10,d}  {rss:11.0f}"
-            for i, (rows, rss) in enumerate(zip(self.state_rows, self.jvm_rss_mib, strict=True))
+            f"{i:5d}  {n:10,d}  {rss:11.0f}  {live:13.0f}  {committed:18.0f}  {py:14.0f}"
+            for i, (n, rss, live, committed, py) in enumerate(rows)
         ]
         return "\n".join(lines)
 
@@ -79,8 +104,11 @@ def jvm_pid(spark: Any) -> int:
 
 
 def _run(spark: Any, config: Any, hours: float, batches_per_hour: int) -> SoakRun:
-    run = SoakRun(hours, warm_up=batches_per_hour + 1)
+    # warm-up: the first quarter of the run, and at least its first hour and the next batch
+    warm_up = max(batches_per_hour + 1, round(hours * batches_per_hour / 4))
+    run = SoakRun(hours, warm_up=warm_up, batches_per_hour=batches_per_hour)
     jvm = jvm_pid(spark)
+    memory = spark._jvm.java.lang.management.ManagementFactory.getMemoryMXBean()
 
     def sample(progress: dict[str, Any], _stats: Any) -> None:
         if progress["numInputRows"] == 0:
@@ -88,6 +116,10 @@ def _run(spark: Any, config: Any, hours: float, batches_per_hour: int) -> SoakRu
         run.state_rows.append(int(progress["stateOperators"][0]["numRowsTotal"]))
         run.jvm_rss_mib.append(rss_mib(jvm))
         run.python_rss_mib.append(rss_mib(os.getpid()))
+        memory.gc()  # a full collection: what stays is live
+        heap = memory.getHeapMemoryUsage()
+        run.live_heap_mib.append(heap.getUsed() / 2**20)
+        run.committed_heap_mib.append(heap.getCommitted() / 2**20)
 
     pipeline = Pipeline(config, spark)
     pipeline.run(once=True, on_progress=sample)
