@@ -1,14 +1,21 @@
 """``streamwarden status`` on a real running pipeline: it finds the pipeline from its config,
 shows the current batch, recent progress and the slowest task, and thread dumps on request,
-through the Spark UI's REST API (lesson L14)."""
+through the Spark UI's REST API (docs/failure-modes.md#stuck-query). The same pipeline shows
+that its driver, UI included, cannot be reached from another host (#exposed-driver)."""
 
 from __future__ import annotations
 
+import ipaddress
+import json
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -106,6 +113,80 @@ def test_status_with_threads_dumps_the_driver_threads(running_pipeline, capsys):
     assert "threads of executor driver:" in out
     assert '"stream execution thread for status-test' in out
     assert "      at " in out  # stack frames
+
+
+def non_loopback_addresses() -> list[str]:
+    """This host's own addresses other than loopback and link-local (``hostname -I``)."""
+    hostname = shutil.which("hostname")
+    if hostname is None:
+        return []
+    words = subprocess.run([hostname, "-I"], capture_output=True, text=True).stdout.split()
+    addresses = [ipaddress.ip_address(w) for w in words if ":" in w or "." in w]
+    return [str(a) for a in addresses if not (a.is_loopback or a.is_link_local)]
+
+
+def listening_addresses(pid: int) -> set[str]:
+    """The local addresses of TCP sockets in LISTEN state owned by ``pid`` or its children
+    (the pipeline's JVM is a child of its Python process), from /proc."""
+    pids = [pid, *(int(p) for p in _children(pid))]
+    inodes = set()
+    for p in pids:
+        for fd in Path(f"/proc/{p}/fd").iterdir():
+            target = fd.readlink() if fd.is_symlink() else Path()
+            if str(target).startswith("socket:["):
+                inodes.add(str(target)[8:-1])
+    found = set()
+    for table, width in (("/proc/net/tcp", 4), ("/proc/net/tcp6", 16)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                found.add(_address(fields[1].split(":")[0], width))
+    return found
+
+
+def _children(pid: int) -> list[str]:
+    return [
+        child
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
+def _address(hex_address: str, width: int) -> str:
+    """/proc/net/tcp's address: 32-bit words in host (little-endian) order."""
+    raw = bytes.fromhex(hex_address)
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    address = ipaddress.ip_address(words if width == 16 else words[:4])
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is 127.0.0.1
+    return str(mapped or address)
+
+
+def test_the_driver_and_its_ui_listen_on_loopback_only(running_pipeline):
+    _, process, folder = running_pipeline
+    outward = non_loopback_addresses()
+    if not outward:
+        pytest.skip("this host has no address but loopback: nothing to reach the UI from")
+    port = urllib.parse.urlsplit(read_status(folder)["ui_url"]).port
+    with socket.create_connection(("127.0.0.1", port), timeout=10):
+        pass  # the UI is up (status uses it) ...
+    for address in outward:  # ... and refuses every other address of this host
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection((address, port), timeout=10).close()
+    listening = listening_addresses(process.pid)
+    assert listening, "found no listening socket of the pipeline at all"
+    assert all(ipaddress.ip_address(a).is_loopback for a in listening), listening
+
+
+def test_the_ui_has_no_kill_links(running_pipeline):
+    _, _, folder = running_pipeline
+    published = read_status(folder)
+    base = f"http://127.0.0.1:{urllib.parse.urlsplit(published['ui_url']).port}"
+    with urllib.request.urlopen(
+        f"{base}/api/v1/applications/{published['app_id']}/environment", timeout=60
+    ) as response:
+        environment = json.loads(response.read())
+    settings = dict(environment["sparkProperties"])
+    assert settings["spark.ui.killEnabled"] == "false"
 
 
 def test_a_stopped_pipeline_says_so_and_keeps_its_last_progress(running_pipeline, capsys):

@@ -137,6 +137,14 @@ BAD_CONFIGS = [
         Severity.WARNING,
         {"spark": {"conf": {f"{ROCKSDB}trackTotalNumberOfRows": "False"}}},
     ),
+    ("ui-kill-links-on", Severity.WARNING, {"spark": {"conf": {"spark.ui.killEnabled": "true"}}}),
+    (
+        "driver-on-network",
+        Severity.WARNING,
+        {"spark": {"conf": {"spark.driver.bindAddress": "0.0.0.0"}}},
+    ),
+    ("cluster-unauthenticated", Severity.WARNING, {"spark": {"master": "spark://m:7077"}}),
+    ("cluster-ui-open", Severity.WARNING, {"spark": {"master": "spark://m:7077"}}),
 ]
 
 
@@ -149,7 +157,35 @@ def test_each_finding_is_triggered_by_a_minimal_bad_config(code, severity, secti
 def test_every_finding_says_what_to_do():
     for _, _, sections in BAD_CONFIGS:
         for finding in diagnose(config(**sections)):
-            assert finding.message and finding.fix and finding.lesson
+            assert finding.message and finding.fix and finding.see
+
+
+@pytest.mark.parametrize(
+    "protection",
+    [
+        {"spark.acls.enable": "true", "spark.ui.view.acls": "ops"},
+        {"spark.ui.filters": "com.example.SsoFilter"},
+        {"spark.ui.enabled": "false"},
+    ],
+)
+def test_a_cluster_driver_with_authentication_and_a_guarded_ui_has_no_exposure_finding(
+    protection,
+):
+    cfg = config(
+        spark={"master": "spark://m:7077", "conf": {"spark.authenticate": "true", **protection}}
+    )
+    exposure = {
+        "ui-kill-links-on",
+        "driver-on-network",
+        "cluster-unauthenticated",
+        "cluster-ui-open",
+    }
+    assert exposure.isdisjoint(codes(cfg)), codes(cfg)
+
+
+def test_the_local_driver_on_loopback_by_name_is_not_on_the_network():
+    cfg = config(spark={"conf": {"spark.driver.bindAddress": "localhost"}})
+    assert "driver-on-network" not in codes(cfg)
 
 
 def test_memory_findings_show_the_parts_that_add_up():

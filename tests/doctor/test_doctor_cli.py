@@ -20,7 +20,8 @@ def test_doctor_exits_0_with_warnings_only(tmp_path, capsys):
     path.write_text(MINIMAL + '[sessions]\nallowed_lateness = "2d"\n')
     assert main(["doctor", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "warning: long-state-horizon [L3]" in out and "fix:" in out
+    assert "warning: long-state-horizon: " in out and "fix:" in out
+    assert "see: docs/failure-modes.md#state-without-deadline" in out
 
 
 def test_doctor_exits_2_on_an_error(tmp_path, capsys):

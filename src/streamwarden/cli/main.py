@@ -27,6 +27,7 @@ from streamwarden.cli.arguments import Command
 from streamwarden.cli.logs import keep_pyspark_traces_off_the_terminal, log_to_file
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import java_message
+from streamwarden.spark.permissions import PRIVATE_UMASK, parse_umask, process_umask
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -79,23 +80,26 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
     warnings.filterwarnings("ignore")  # pyspark's pandas-version notices are not for users
     keep_pyspark_traces_off_the_terminal()
-    try:
-        return int(args.handler(args))
-    except StreamwardenError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except Exception as exc:  # a bug or an unforeseen JVM failure: one line, trace in the log
-        log_file = log_to_file().baseFilename
-        logging.getLogger("streamwarden").exception("unexpected failure")
-        print(
-            f"Error: unexpected failure: {java_message(exc)}; the full trace is in "
-            f"{log_file}; please report it with that file",
-            file=sys.stderr,
-        )
-        return 1
-    except KeyboardInterrupt:
-        print(args.interrupted, file=sys.stderr)
-        return 130
+    # what a command writes (outputs, logs, reports) is its owner's until the config says
+    # otherwise (file_umask; docs/failure-modes.md#readable-outputs)
+    with process_umask(parse_umask(PRIVATE_UMASK)):
+        try:
+            return int(args.handler(args))
+        except StreamwardenError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except Exception as exc:  # a bug or an unforeseen JVM failure: one line, trace in the log
+            log_file = log_to_file().baseFilename
+            logging.getLogger("streamwarden").exception("unexpected failure")
+            print(
+                f"Error: unexpected failure: {java_message(exc)}; the full trace is in "
+                f"{log_file}; please report it with that file",
+                file=sys.stderr,
+            )
+            return 1
+        except KeyboardInterrupt:
+            print(args.interrupted, file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":

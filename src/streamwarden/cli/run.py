@@ -47,12 +47,14 @@ def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = Tr
     # loaded here, not at import, so that `streamwarden --help` and `doctor` stay fast
     from streamwarden.pipeline.interrupt import stop_requested_on_signals
     from streamwarden.pipeline.loading import load_pipeline_config
+    from streamwarden.spark.permissions import parse_umask, process_umask
 
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
     config = load_pipeline_config(config_path)
-    # from here on SIGINT and SIGTERM only ask to stop: while Spark starts, too
-    with stop_requested_on_signals() as stop:
+    # from here on SIGINT and SIGTERM only ask to stop: while Spark starts, too; every file
+    # the run creates gets the config's file_umask
+    with stop_requested_on_signals() as stop, process_umask(parse_umask(config.file_umask)):
         result = _run(config, config_path, once=once, drain=drain, doctor=doctor, stop=stop)
     if result.stopped is not None:
         print(
@@ -78,6 +80,7 @@ def _run(
     from streamwarden.doctor.connections import check_connections, required_jars, session_conf
     from streamwarden.pipeline import Pipeline
     from streamwarden.pipeline.ownership import check_ownership
+    from streamwarden.spark.permissions import with_umask
 
     # each with its own error and exit code: a broker down (1), a topic missing (2)...
     check_connections(config)
@@ -92,7 +95,7 @@ def _run(
         app_name=f"streamwarden-{config.name}",
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
-        conf=session_conf(config),
+        conf=with_umask(session_conf(config), config.file_umask),
         jars=required_jars(config),
     )
     printer = ProgressPrinter(config)

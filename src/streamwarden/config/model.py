@@ -28,6 +28,7 @@ from streamwarden.config.types import ConfigPath, Duration, OptionalDuration, Si
 from streamwarden.config.units import off_or, parse_memory
 from streamwarden.sinks.base import SINK_KINDS, sink_kind
 from streamwarden.sources.base import SOURCE_KINDS, source_of
+from streamwarden.spark.permissions import PRIVATE_UMASK, parse_umask
 
 __all__ = [
     "OPERATOR_SECTIONS",
@@ -295,6 +296,11 @@ class ResourcesConfig(Strict):
     cores: int | None = Field(default=None, ge=1)
 
 
+def _umask(text: str) -> str:
+    parse_umask(text)
+    return text
+
+
 class PipelineConfig(Strict):
     """A whole pipeline: source -> validation -> operator -> sinks, checkpointed. The operator
     is ``sessions`` (the default) or ``patterns`` (which needs a ``[patterns]`` section); each
@@ -315,6 +321,9 @@ class PipelineConfig(Strict):
     supervisor: SupervisorConfig = SupervisorConfig()
     resources: ResourcesConfig = ResourcesConfig()
     history: HistoryConfig | None = None
+    #: The umask of every file the pipeline writes (outputs, checkpoint, progress log, status,
+    #: logs, reports): "077" (the default) leaves them to their owner; "027" lets the group read.
+    file_umask: Annotated[str, AfterValidator(_umask)] = PRIVATE_UMASK
 
     @model_validator(mode="after")
     def _sections_and_sinks_fit_the_operator(self) -> PipelineConfig:

@@ -50,7 +50,7 @@ def check_checkpoint_partitions(config: PipelineConfig) -> list[Finding]:
                 Severity.ERROR,
                 str(exc).split("; ")[0],
                 "restore the checkpoint from a copy, or point checkpoint.path at a new folder",
-                "L9",
+                "checkpoint-metadata-growth",
             )
         ]
     path = config.checkpoint.path
@@ -65,7 +65,7 @@ def check_checkpoint_partitions(config: PipelineConfig) -> list[Finding]:
             f"state in {pinned} partitions, and Spark keeps those: the setting is ignored",
             f"set shuffle_partitions = {pinned} to match, or change the count with "
             f"`streamwarden rescale {path} --partitions {wanted}` while the pipeline is stopped",
-            "L11",
+            "skewed-partitions",
         )
     ]
 
@@ -86,7 +86,7 @@ def check_checkpoint_logs(config: PipelineConfig) -> list[Finding]:
             "is not the cause",
             f"delete {names} (left behind when a log file was deleted by hand; nothing reads "
             "it), then run again",
-            "L16",
+            "restart-blocked",
         )
     ]
 
@@ -107,7 +107,7 @@ def check_cut_logs(config: PipelineConfig) -> list[Finding]:
             f"checkpoint log file(s) cut short (empty, or missing the lines Spark writes): "
             f'{names}; Spark cannot restart from them ("Incomplete log file")',
             cut_log_fix(cut),
-            "L16",
+            "restart-blocked",
         )
     ]
 

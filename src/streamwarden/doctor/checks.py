@@ -21,6 +21,7 @@ from streamwarden.doctor.checkpoint import (
     pinned_partitions,
 )
 from streamwarden.doctor.connections import connection_findings
+from streamwarden.doctor.exposure import check_exposure
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.doctor.memory import MIB, process_memory
 from streamwarden.errors import StreamwardenError
@@ -84,7 +85,7 @@ def check_memory(config: PipelineConfig) -> list[Finding]:
                 "container would kill it",
                 f"lower spark.{mem.role}.memory (or the other parts) until the sum fits "
                 f"{_mib(limit)}, or raise resources.container_memory to the real limit",
-                "L12",
+                "memory-contradictions",
             )
         )
     if limit is not None and mem.rocksdb_cap is None:
@@ -97,7 +98,7 @@ def check_memory(config: PipelineConfig) -> list[Finding]:
                 f"{_mib(limit)} however its heap is set",
                 'set spark.conf "spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage" = '
                 '"true" and "...rocksdb.maxMemoryUsageMB" to a share of the overhead',
-                "L12",
+                "memory-contradictions",
             )
         )
     if mem.rocksdb_cap is not None and mem.rocksdb_cap > mem.overhead:
@@ -109,7 +110,7 @@ def check_memory(config: PipelineConfig) -> list[Finding]:
                 f"{_mib(mem.overhead)} of spark.{mem.role}.memoryOverhead reserved for native use",
                 f"raise spark.{mem.role}.memoryOverhead above {_mib(mem.rocksdb_cap)} plus some "
                 "headroom, or lower rocksdb.maxMemoryUsageMB",
-                "L12",
+                "memory-contradictions",
             )
         )
     conf = _conf(config)
@@ -121,7 +122,7 @@ def check_memory(config: PipelineConfig) -> list[Finding]:
                 f"spark.executor.memory = {conf['spark.executor.memory']!r} has no effect with "
                 f"master {config.spark.master!r}: in local mode tasks run in the driver",
                 "set spark.driver.memory instead, and remove spark.executor.memory",
-                "L12",
+                "memory-contradictions",
             )
         )
     if conf.get("spark.memory.offHeap.enabled", "false").lower() == "true" and not mem.off_heap:
@@ -132,7 +133,7 @@ def check_memory(config: PipelineConfig) -> list[Finding]:
                 "spark.memory.offHeap.enabled is true but spark.memory.offHeap.size is not set: "
                 "Spark refuses to start",
                 'set "spark.memory.offHeap.size" (e.g. "1g"), or disable off-heap memory',
-                "L12",
+                "memory-contradictions",
             )
         )
     return out
@@ -160,7 +161,7 @@ def check_partitions(config: PipelineConfig) -> list[Finding]:
                 Severity.WARNING,
                 f"{setting} leaves {cores - parts} of {cores} cores idle in every stateful step",
                 f"use a multiple of the cores, e.g. {cores * GROWTH_FACTOR}",
-                "L11",
+                "skewed-partitions",
             )
         )
     elif parts % cores:
@@ -173,7 +174,7 @@ def check_partitions(config: PipelineConfig) -> list[Finding]:
                 f"{math.ceil(parts / cores)}, others {parts // cores}; the busiest does "
                 f"{busiest:.2f}x the mean work",
                 f"use a multiple of {cores}, e.g. {cores * max(GROWTH_FACTOR, parts // cores)}",
-                "L11",
+                "skewed-partitions",
             )
         )
     if cores <= parts < cores * GROWTH_FACTOR:
@@ -184,7 +185,7 @@ def check_partitions(config: PipelineConfig) -> list[Finding]:
                 f"{parts} state partitions for {cores} cores: the partition count is fixed by the "
                 f"checkpoint, so the job can never use more than {parts} cores without a rescale",
                 f"start with at least {cores * GROWTH_FACTOR} (or `streamwarden rescale` later)",
-                "L11",
+                "skewed-partitions",
             )
         )
     if parts > cores * MAX_PARTITIONS_PER_CORE:
@@ -195,7 +196,7 @@ def check_partitions(config: PipelineConfig) -> list[Finding]:
                 f"{parts} state partitions for {cores} cores: each batch pays one task and one "
                 "RocksDB instance per partition",
                 f"use {cores * GROWTH_FACTOR * 2} or so; more only if state per partition is large",
-                "L11",
+                "skewed-partitions",
             )
         )
     return out
@@ -213,7 +214,7 @@ def check_deadlines(config: PipelineConfig) -> list[Finding]:
                 "last sessions and their state stay until new input arrives (never, for a source "
                 "that stopped)",
                 'set sessions.idle_timeout, e.g. "5m"',
-                "L2",
+                "idle-input",
             )
         )
     horizon = s.gap + s.allowed_lateness + s.max_out_of_orderness
@@ -226,8 +227,8 @@ def check_deadlines(config: PipelineConfig) -> list[Finding]:
                 "allowed_lateness + max_out_of_orderness): with an unbounded key space, state "
                 "holds every user seen in that time",
                 "shorten sessions.allowed_lateness or max_out_of_orderness; keep history in an "
-                "external store (L8)",
-                "L3",
+                "external store",
+                "state-without-deadline",
             )
         )
     if s.history_lateness is not None and s.history_lateness <= s.allowed_lateness:
@@ -252,7 +253,7 @@ def check_deadlines(config: PipelineConfig) -> list[Finding]:
                 f"{_NO_DATA} is false: timers fire only in batches that have input, so sessions "
                 "close and state is freed only when more data comes",
                 f"remove {_NO_DATA} from spark.conf",
-                "L2",
+                "idle-input",
             )
         )
     return out
@@ -269,7 +270,7 @@ def check_state_store(config: PipelineConfig) -> list[Finding]:
                 f"spark.conf sets {_PROVIDER} = {conf.get(_PROVIDER)!r}: state would live on the "
                 "JVM heap with full snapshots, not in RocksDB with incremental checkpoints",
                 f"remove {_PROVIDER} from spark.conf (streamwarden sets RocksDB)",
-                "L10",
+                "full-snapshots",
             )
         )
     elif conf.get(_CHANGELOG, "false").lower() != "true":
@@ -280,7 +281,7 @@ def check_state_store(config: PipelineConfig) -> list[Finding]:
                 f"{_CHANGELOG} is false: every checkpoint uploads RocksDB files instead of a "
                 "small changelog, so checkpoints grow with the state",
                 f"remove {_CHANGELOG} from spark.conf",
-                "L10",
+                "full-snapshots",
             )
         )
     if not state_rows_tracked(conf):
@@ -293,7 +294,7 @@ def check_state_store(config: PipelineConfig) -> list[Finding]:
                 "report and Prometheus, and the state-row skew check all see nothing",
                 f"remove {TRACK_STATE_ROWS} from spark.conf; turning it off saves one RocksDB "
                 "read per state write (see BENCHMARKS.md), at the price of that blindness",
-                "L15",
+                "unwatched-trends",
             )
         )
     return out
@@ -311,5 +312,6 @@ CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_cut_logs,
     check_deadlines,
     check_state_store,
+    check_exposure,
     connection_findings,
 )

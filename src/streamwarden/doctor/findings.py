@@ -6,7 +6,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["Finding", "Severity", "render_findings"]
+__all__ = ["FAILURE_MODES", "Finding", "Severity", "failure_mode_link", "render_findings"]
+
+#: The page that explains each failure mode streamwarden prevents or detects, one anchor each.
+FAILURE_MODES = "docs/failure-modes.md"
+
+
+def failure_mode_link(anchor: str) -> str:
+    """Where a failure mode is explained: ``docs/failure-modes.md#<anchor>``."""
+    return f"{FAILURE_MODES}#{anchor}"
 
 
 class Severity(StrEnum):
@@ -18,17 +26,18 @@ class Severity(StrEnum):
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem: a stable ``code`` for tests and tools, what is wrong, and what to do."""
+    """One problem: a stable ``code`` for tests and tools, what is wrong, what to do, and the
+    anchor of the failure mode it guards against in docs/failure-modes.md (``see``)."""
 
     code: str
     severity: Severity
     message: str
     fix: str
-    lesson: str = ""
+    see: str = ""
 
     def render(self) -> str:
-        lesson = f" [{self.lesson}]" if self.lesson else ""
-        return f"{self.severity.value}: {self.code}{lesson}: {self.message}\n  fix: {self.fix}"
+        text = f"{self.severity.value}: {self.code}: {self.message}\n  fix: {self.fix}"
+        return f"{text}\n  see: {failure_mode_link(self.see)}" if self.see else text
 
 
 def render_findings(findings: Sequence[Finding]) -> str:

@@ -57,5 +57,5 @@ def _finding(step: str) -> Finding:
         "query declares none below it: its state grows with every key, forever",
         "add .withWatermark(<event time column>, <delay>) before the step, and group by a "
         "window of that column (or drop the state by other means)",
-        "L3",
+        "state-without-deadline",
     )

@@ -5,11 +5,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Finding", "FindingKind"]
+__all__ = ["FAILURE_MODE", "Finding", "FindingKind"]
 
 FindingKind = Literal[
     "state_growth", "skew", "slow_batch", "state_rows_untracked", "offsets_skipped"
 ]
+
+
+#: The section of docs/failure-modes.md that explains each kind of alarm.
+FAILURE_MODE: dict[str, str] = {
+    "state_growth": "state-without-deadline",
+    "skew": "skewed-partitions",
+    "slow_batch": "slow-work-unexplained",
+    "state_rows_untracked": "unwatched-trends",
+    "offsets_skipped": "offsets-apart-from-state",
+}
 
 
 @dataclass(frozen=True)
@@ -21,6 +31,11 @@ class Finding:
     message: str
     operator: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def see(self) -> str:
+        """Where this kind of alarm is explained: ``docs/failure-modes.md#<anchor>``."""
+        return f"docs/failure-modes.md#{FAILURE_MODE[self.kind]}"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

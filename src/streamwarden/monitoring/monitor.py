@@ -196,7 +196,7 @@ class QueryMonitor:
         record = BatchRecord(summary, usage, loads, findings, progress)
         for finding in findings:
             if finding.kind != "slow_batch":  # that one has its own rate-limited log line
-                log.warning("%s: %s", finding.kind, finding.message)
+                log.warning("%s: %s (see %s)", finding.kind, finding.message, finding.see)
         self.records.append(record)
         if self.exporter is not None:
             self.exporter.update(record)

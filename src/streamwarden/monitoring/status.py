@@ -119,7 +119,7 @@ class _Api:
             )
         if published.get("host") == socket.gethostname():
             # Spark names the UI by an outward address, which may be unroutable here (e.g. a
-            # container's); the UI listens on every interface, loopback included.
+            # container's); a local UI listens on loopback only (spark/network.py).
             ui = f"http://127.0.0.1:{urllib.parse.urlsplit(ui).port}"
         self.base = f"{ui.rstrip('/')}/api/v1/applications/{published['app_id']}/"
 

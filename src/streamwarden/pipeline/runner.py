@@ -37,6 +37,7 @@ from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
 from streamwarden.sources.base import source_of
 from streamwarden.spark.jvm import java_message
+from streamwarden.spark.permissions import with_umask
 from streamwarden.spark.session import build_spark_session
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class Pipeline:
                 app_name=f"streamwarden-{self.config.name}",
                 master=s.master,
                 shuffle_partitions=s.shuffle_partitions,
-                extra_conf=session_conf(self.config),
+                extra_conf=with_umask(session_conf(self.config), self.config.file_umask),
                 extra_jars=required_jars(self.config),
             )
         return self._spark

@@ -1,8 +1,11 @@
 """Builds the SparkSession every streamwarden pipeline runs on.
 
-Defaults: the RocksDB state store with changelog checkpointing (lessons L9, L10), checkpoint
-format v2, UTC session time, the engine jar on the classpath, and local files handled without
-forking a child process per checkpoint file.
+Defaults: the RocksDB state store with changelog checkpointing (docs/failure-modes.md:
+checkpoint-metadata-growth, full-snapshots), checkpoint format v2, UTC session time, the engine
+jar on the classpath, local files handled without forking a child process per checkpoint file,
+a driver nobody else can reach (``spark/network.py``: in local mode the UI, RPC and block
+manager listen on 127.0.0.1; the UI's kill links are off), and files Spark writes readable by
+their owner only (``spark/permissions.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from streamwarden.errors import EngineError
 from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
 from streamwarden.spark.logs import unwritable_log
+from streamwarden.spark.network import jvm_environment, network_defaults
+from streamwarden.spark.permissions import PRIVATE_UMASK, UMASK_SETTING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -91,6 +96,8 @@ def build_spark_session(
         **STATE_DEFAULTS,
         **LOCAL_FILES,
         **REDACTION,
+        **network_defaults((extra_conf or {}).get("spark.master", master)),
+        UMASK_SETTING: PRIVATE_UMASK,  # Spark's files readable by their owner only
         **(extra_conf or {}),
     }
     # the engine jar on the JVM's own classpath too: Hadoop loads file systems outside Spark's
@@ -100,12 +107,13 @@ def build_spark_session(
         p for p in (str(engine_jar_path()), class_path) if p
     )
     _refuse_a_jvm_without_the_engine()
-    if jvm_output is not None:
-        _start_jvm(settings, jvm_output)
-    builder = SparkSession.builder
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with jvm_environment(settings):  # whichever of the two below starts the JVM
+        if jvm_output is not None:
+            _start_jvm(settings, jvm_output)
+        builder = SparkSession.builder
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
     if not engine_on_classpath(spark._jvm):  # a gateway from outside, without the jar
         raise EngineError(missing_engine_message("the engine jar"))
     spark.sparkContext.setLogLevel("WARN")

@@ -20,7 +20,8 @@ class PatternOptions:
     ``max_out_of_orderness``: how long events wait for earlier ones before the NFA consumes
     them in event-time order (the watermark delay); an event behind the watermark when it
     arrives is dead-lettered ``too_late``. ``max_buffered_per_key`` caps one key's events
-    waiting for the watermark; events past it are dead-lettered ``key_buffer_full`` (lesson L4).
+    waiting for the watermark; events past it are dead-lettered ``key_buffer_full``
+    (docs/failure-modes.md#bad-input).
     ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
     reported as ``overflow`` rows (``DetectResult.overflows``). ``emit_timeouts`` reports
     partial matches whose window closed. ``slow_key_threshold``: the engine logs a key whose

@@ -211,7 +211,8 @@ class Pattern:
 
     def within(self, duration: timedelta) -> Pattern:
         """The deadline: a match must complete within ``duration`` of its first event. Every
-        partial match is dropped at that deadline, so state cannot leak (lesson L3)."""
+        partial match is dropped at that deadline, so state cannot leak
+        (docs/failure-modes.md#state-without-deadline)."""
         check_duration(
             PatternError,
             f"within({duration!r}): the window",
@@ -247,7 +248,8 @@ class Pattern:
         if self.window is None:
             raise PatternError(
                 "the pattern has no deadline: add .within(timedelta(...)); without one a "
-                "partial match could wait forever and state would leak (lesson L3)"
+                "partial match could wait forever and state would leak (see "
+                "docs/failure-modes.md#state-without-deadline)"
             )
         last = self.stages[-1]
         if last.kind == StageKind.NOT_NEXT:

@@ -25,7 +25,8 @@ def _ms(value: timedelta) -> int:
 @dataclass(frozen=True)
 class SessionParams:
     """What the session engine needs. Every piece of state it keeps is bounded by
-    ``gap + allowed_lateness`` after the user's last event in event time (lessons L1-L3).
+    ``gap + allowed_lateness`` after the user's last event in event time
+    (docs/failure-modes.md#state-without-deadline, #idle-input).
 
     - ``gap``: a session ends after this long without an event of its user;
     - ``allowed_lateness``: how long after its close a session still takes late events;
