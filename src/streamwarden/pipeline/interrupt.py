@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -31,6 +31,17 @@ class StopRequest(threading.Event):
     """Set by the first stop signal; :attr:`signal_name` says which (``"SIGTERM"``)."""
 
     signal_name: str | None = None
+    _handler: Callable[[int, FrameType | None], None] | None = None
+
+    def reclaim(self) -> None:
+        """Puts this request's handler back on SIGINT and SIGTERM. Starting a SparkContext
+        installs PySpark's own SIGINT handler, which cancels jobs through py4j from inside the
+        signal handler: if the main thread is in a py4j call at that moment, the call is
+        broken ("reentrant call") and its traceback reaches the terminal. So whoever starts
+        Spark while a request is active reclaims the signals afterwards."""
+        if self._handler is not None and threading.current_thread() is threading.main_thread():
+            for s in STOP_SIGNALS:
+                signal.signal(s, self._handler)
 
 
 @contextmanager
@@ -48,6 +59,7 @@ def stop_requested_on_signals() -> Iterator[StopRequest]:
         requested.signal_name = signal.Signals(signum).name
         requested.set()
 
+    requested._handler = request_stop
     previous = {s: signal.signal(s, request_stop) for s in STOP_SIGNALS}
     try:
         yield requested

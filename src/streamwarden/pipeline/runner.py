@@ -205,6 +205,7 @@ class Pipeline:
             )
             try:
                 with _listening(stop) as request:
+                    request.reclaim()  # from PySpark, whose SparkContext took SIGINT
                     if request.is_set():  # before the query could start
                         return RunResult(stopped=request.signal_name)
                     if not supervise:
