@@ -15,7 +15,7 @@ from tests.support import pipeline_config
 SPEC = TrafficSpec(
     users=80,
     events=1_200,
-    rate_per_second=0.3,
+    rate_per_second=0.2,
     events_per_file=400,
     late_fraction=0.03,
     too_late_fraction=0.005,

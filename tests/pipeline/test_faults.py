@@ -23,6 +23,7 @@ from tests.support import run_command, wait_for
 SHORT = replace(faults.SPEC, events=1_000, events_per_file=250, users=30, rate_per_second=0.06)
 
 
+@pytest.mark.soak  # the traffic of `make faults`; the default run kills in test_crash_restart
 def test_the_fault_traffic_revises_merges_caps_and_refuses_too_late_records(spark, workdir):
     faults.prepare(workdir, "sessions")
     faults.run_reference(spark, workdir)
@@ -34,6 +35,7 @@ def test_the_fault_traffic_revises_merges_caps_and_refuses_too_late_records(spar
     assert {"too_late", "session_byte_cap", "malformed_json"} <= reasons
 
 
+@pytest.mark.soak  # four JVM starts; the default run: test_crash_restart, test_status (Ctrl-C)
 def test_stopped_by_sigterm_and_killed_twice_a_run_ends_with_the_uninterrupted_output(
     spark, workdir
 ):

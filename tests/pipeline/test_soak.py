@@ -29,7 +29,8 @@ def check_soak(run: SoakRun, hours: int) -> None:
         assert run.growth(run.python_rss_mib) <= MEMORY_GROWTH_LIMIT, run.python_rss_mib
 
 
-@pytest.mark.parametrize("hours", HOURS)
+# the default suite's sessions run of many simulated hours is test_bounded_state's (12 hours)
+@pytest.mark.parametrize("hours", [pytest.param(24, marks=pytest.mark.soak)])
 def test_sessions_of_rotating_users_keep_state_and_memory_flat(spark, workdir, hours):
     run = soak_sessions(spark, workdir, hours)
     print(run.table("sessions soak"))
