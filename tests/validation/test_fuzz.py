@@ -281,10 +281,14 @@ def _report(capsys: pytest.CaptureFixture[str], cases: int, label: str) -> None:
         print(f"\nfuzz ({label}): {cases} raw records through validation, every property held")
 
 
+#: Cases the default suite tries (the soak test below tries 40,000).
+DEFAULT_BUDGET = 400
+
+
 def test_fuzzed_records_each_end_in_exactly_one_place(spark, capsys):
-    cases = fuzz(spark, budget=400)
+    cases = fuzz(spark, budget=DEFAULT_BUDGET)
     _report(capsys, cases, "default budget")
-    assert cases >= 900
+    assert cases >= DEFAULT_BUDGET * 9 // 10  # Hypothesis may run out of distinct draws
 
 
 @pytest.mark.soak
