@@ -20,7 +20,7 @@ import java.util.Map;
  */
 public final class KeyState {
   public static final long NO_TIMER = Long.MIN_VALUE;
-  private static final byte VERSION = 1;
+  private static final byte VERSION = 2;
 
   public long nextSeq;
   public long nextOrd;
@@ -63,6 +63,7 @@ public final class KeyState {
         out.writeInt(p.stage);
         out.writeInt(p.count);
         out.writeInt(p.guard);
+        out.writeBoolean(p.committed);
         out.writeInt(p.events.size());
         for (int i = 0; i < p.events.size(); i++) {
           out.writeInt(index.get(p.events.get(i)));
@@ -103,6 +104,7 @@ public final class KeyState {
         int stage = in.readInt();
         int count = in.readInt();
         int guard = in.readInt();
+        boolean committed = in.readBoolean();
         int n = in.readInt();
         List<PEvent> events = new ArrayList<>(n);
         int[] stageOf = new int[n];
@@ -110,7 +112,7 @@ public final class KeyState {
           events.add(taken.get(in.readInt()));
           stageOf[j] = in.readInt();
         }
-        s.partials.add(new Partial(stage, count, guard, events, stageOf));
+        s.partials.add(new Partial(stage, count, guard, committed, events, stageOf));
       }
       return s;
     } catch (IOException e) {

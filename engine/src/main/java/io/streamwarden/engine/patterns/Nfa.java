@@ -110,7 +110,7 @@ public final class Nfa {
       }
       if (plan.endsWithNotFollowedBy() && canEndHere(p)) {
         completed.add(p.content()); // nothing forbidden arrived within the window: a match
-      } else if (plan.emitTimeouts && !complete(p)) { // a complete one was reported already
+      } else if (plan.emitTimeouts && !wasMatch(p)) { // a match was reported already
         timedOut.add(p.content());
       }
     }
@@ -131,11 +131,19 @@ public final class Nfa {
     LinkedHashSet<Partial> next = new LinkedHashSet<>();
     LinkedHashSet<Partial> done = new LinkedHashSet<>();
     for (Partial p : s.partials) {
-      evaluate(p, p.stage, p.count, p.guard, e, next, done);
+      Branches b = new Branches();
+      evaluate(p, p.stage, p.count, p.guard, p.committed, e, b);
+      if (!b.stopped) { // as in Flink, a forbidden event discards every branch of the partial
+        next.addAll(b.next);
+      }
+      done.addAll(b.done);
     }
     Stage first = stages.get(0);
     if (takes(first, null, e)) {
-      afterTake(Partial.start(e), next, done);
+      Branches b = new Branches();
+      afterTake(Partial.start(e), b);
+      next.addAll(b.next);
+      done.addAll(b.done);
     }
     List<Partial> kept = new ArrayList<>(next);
     if (!done.isEmpty()) {
@@ -149,61 +157,174 @@ public final class Nfa {
     s.partials = kept;
   }
 
-  /** The transitions of partial {@code p} at position (i, c, guard) on event {@code e}. */
-  private void evaluate(Partial p, int i, int c, int guard, PEvent e,
-      LinkedHashSet<Partial> next, LinkedHashSet<Partial> done) {
-    if (guard >= 0 && c == 0 && takes(stages.get(guard), p, e)) {
-      return; // a not_followed_by event arrived before this stage took anything
-    }
+  /** What one partial becomes on one event: its branches, the matches, and whether a
+   * negation's event arrived (Flink's stop state), which discards all its branches. */
+  private static final class Branches {
+    final LinkedHashSet<Partial> next = new LinkedHashSet<>();
+    final LinkedHashSet<Partial> done = new LinkedHashSet<>();
+    boolean stopped;
+  }
+
+  /**
+   * The transitions of partial {@code p} at NFA position (stage i, count c, guard, committed)
+   * on event {@code e}, as Flink's compiled states have them: TAKE when the condition holds
+   * and the quantifier allows more; PROCEED (to the next stage, evaluated on the same event)
+   * once the quantifier is satisfied, unless the branch committed to this stage by ignoring an
+   * event here, and for a greedy stage only when the event is not taken here but the following
+   * stage takes it; IGNORE as the contiguity allows (at an optional stage or a satisfied loop
+   * the ignoring branch commits). A not_followed_by guards the gaps of the stage before it (any
+   * count above zero) and the waiting of the stage after it.
+   */
+  private void evaluate(Partial p, int i, int c, int guard, boolean committed, PEvent e,
+      Branches b) {
     Stage st = stages.get(i);
     if (st.negation()) {
-      if (takes(st, p, e)) {
-        return;
-      }
-      if (i == stages.size() - 1) {
-        next.add(p.at(i, 0, -1)); // pending: completes when the window closes
-      } else {
-        evaluate(p, i + 1, 0, st.kind == Kind.NOT_FOLLOWED_BY ? i : -1, e, next, done);
-      }
+      negation(p, i, guard, e, b);
+      return;
+    }
+    if (c == 0 && guard >= 0 && takes(stages.get(guard), p, e)) {
+      b.stopped = true; // a not_followed_by event arrived before this stage took anything
+      return;
+    }
+    if (c > 0 && guardedByNext(i, c, committed) && takes(stages.get(i + 1), p, e)) {
+      b.stopped = true; // a not_followed_by event arrived inside this stage's events
+      return;
+    }
+    if (!st.canTakeMore(c)) { // the quantifier is full: the partial is at the next stage
+      proceed(p, i + 1, -1, false, e, b);
       return;
     }
     boolean meets = takes(st, p, e);
-    boolean take = meets && st.canTakeMore(c);
-    if (take) {
-      afterTake(p.take(e, i, c + 1), next, done);
+    if (meets) {
+      afterTake(p.take(e, i, c + 1), b);
     }
-    if (st.satisfied(c) && !(st.greedy && take) && i + 1 < stages.size()) {
-      evaluate(p, i + 1, 0, c == 0 ? guard : -1, e, next, done);
+    Contiguity contiguity = c == 0 ? st.contiguity : st.inner;
+    boolean ignores = ignores(contiguity, meets);
+    if (canProceed(st, c, committed)
+        && (!st.greedy || !meets && (!ignores || followingTakes(i, p, e)))) {
+      proceed(p, i + 1, c == 0 ? guard : -1, st.greedy, e, b);
     }
-    if (st.canTakeMore(c) && ignores(c == 0 ? st.contiguity : st.inner, meets)) {
-      next.add(p.at(i, c, guard));
+    if (ignores) {
+      boolean commits = committed || c >= st.min || c == 0 && st.optional;
+      b.next.add(p.at(i, c, guard, commits));
     }
   }
 
-  private void afterTake(Partial q, LinkedHashSet<Partial> next, LinkedHashSet<Partial> done) {
-    if (complete(q)) {
-      done.add(q);
-      if (stages.get(q.stage).canTakeMore(q.count) || q.stage + 1 < stages.size()) {
-        // a loop at the end may take more, and the optional stages after it may still take
-        // events: each a further, longer match (as in Flink, where `a b?` reports a and a b)
-        next.add(q);
+  /** At a negation stage: its event stops the partial; any other event passes it. */
+  private void negation(Partial p, int i, int guard, PEvent e, Branches b) {
+    Stage st = stages.get(i);
+    if (takes(st, p, e)) {
+      b.stopped = true;
+      return;
+    }
+    if (i == stages.size() - 1) {
+      if (st.kind == Kind.NOT_NEXT) {
+        b.done.add(p); // the event after the match is not the forbidden one
+      } else {
+        b.next.add(p.at(i, 0, -1, false)); // pending: completes when the window closes
+      }
+    } else if (st.kind == Kind.NOT_FOLLOWED_BY) {
+      evaluate(p, i + 1, 0, i, false, e, b);
+    } else {
+      evaluate(p, i + 1, 0, -1, false, e, b);
+    }
+  }
+
+  /** Moves on to stage {@code j} on the same event (Flink's PROCEED, an epsilon move). */
+  private void proceed(Partial p, int j, int guard, boolean fromGreedy, PEvent e, Branches b) {
+    if (j == stages.size()) {
+      if (fromGreedy) {
+        b.done.add(p); // a greedy stage at the end reports when it stops taking
       }
       return;
     }
-    next.add(q);
+    evaluate(p, j, 0, guard, false, e, b);
   }
 
-  /** True if {@code p}'s events are a match already: its stage has taken enough, and every
-   * stage after it may take nothing. Such a partial waits only to grow a longer match. */
-  private boolean complete(Partial p) {
-    return stages.get(p.stage).satisfied(p.count) && completesWithoutMore(p.stage);
+  /** May a partial move on from stage {@code st} after it took {@code c} events? */
+  private static boolean canProceed(Stage st, int c, boolean committed) {
+    if (c == 0 ? !st.optional : c < st.min) {
+      return false;
+    }
+    return !committed || st.greedy;
   }
 
-  /** True if every stage after {@code i} may take nothing and none is a negation. */
-  private boolean completesWithoutMore(int i) {
+  /** Is a partial with {@code c > 0} events at stage {@code i} watched by the negation after
+   * it? Flink guards a loop's states and the inner states of times, but not the state a
+   * times-range stage reaches when it ignores an event after its minimum. */
+  private boolean guardedByNext(int i, int c, boolean committed) {
+    if (i + 1 >= stages.size() || stages.get(i + 1).kind != Kind.NOT_FOLLOWED_BY) {
+      return false;
+    }
+    Stage st = stages.get(i);
+    return !(committed && st.max >= 0 && c >= st.min);
+  }
+
+  /** Does a stage after {@code i} take {@code e}: the next non-negation stage, and the ones
+   * after it while they are optional (Flink's "following take condition" of a greedy stage)?
+   * True when no stage follows: then nothing constrains the greedy stage's end. */
+  private boolean followingTakes(int i, Partial p, PEvent e) {
+    boolean any = false;
     for (int j = i + 1; j < stages.size(); j++) {
       Stage st = stages.get(j);
-      if (st.negation() || !st.satisfied(0)) {
+      if (st.negation()) {
+        continue;
+      }
+      any = true;
+      if (takes(st, p, e)) {
+        return true;
+      }
+      if (!st.optional) {
+        return false;
+      }
+    }
+    return !any;
+  }
+
+  private void afterTake(Partial q, Branches b) {
+    if (complete(q)) {
+      b.done.add(q);
+    }
+    if (stages.get(q.stage).canTakeMore(q.count) || q.stage + 1 < stages.size()) {
+      // a loop at the end may take more, and the optional stages after it may still take
+      // events: each a further, longer match (as in Flink, where `a b?` reports a and a b)
+      b.next.add(q);
+    }
+  }
+
+  /** True if {@code p}'s events were reported as a match when its last event was taken (it may
+   * have moved since: ignored events at an optional stage, or proceeded). */
+  private boolean wasMatch(Partial p) {
+    int last = p.stageOf[p.stageOf.length - 1];
+    int count = 0;
+    for (int i = p.stageOf.length - 1; i >= 0 && p.stageOf[i] == last; i--) {
+      count++;
+    }
+    return complete(p.at(last, count, -1, false));
+  }
+
+  /**
+   * True if {@code p}'s events are a match already, as Flink finds a final state by PROCEED
+   * edges right after a take: its stage has taken enough (and is not greedy: a greedy stage
+   * reports when it stops taking), and every later stage is optional and not greedy, or a
+   * not_followed_by that another stage follows.
+   */
+  private boolean complete(Partial p) {
+    Stage st = stages.get(p.stage);
+    int from;
+    if (!st.canTakeMore(p.count)) {
+      from = p.stage + 1;
+    } else {
+      if (!st.satisfied(p.count) || st.greedy || p.count == 0) {
+        return false;
+      }
+      from = p.stage + 1;
+    }
+    for (int j = from; j < stages.size(); j++) {
+      Stage later = stages.get(j);
+      boolean passable = later.kind == Kind.NOT_FOLLOWED_BY ? j < stages.size() - 1
+          : later.kind == Kind.NORMAL && later.optional && !later.greedy;
+      if (!passable) {
         return false;
       }
     }

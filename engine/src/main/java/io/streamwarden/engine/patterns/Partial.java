@@ -6,34 +6,41 @@ import java.util.List;
 
 /**
  * A partial match: the events taken so far (each with the stage that took it) and the position
- * of the NFA: {@code stage}, how many events that stage has taken ({@code count}), and the
- * not-followed-by stage still watching ({@code guard}, -1 for none). Immutable; every
- * transition makes a new one, so branches never share mutable state.
+ * of the NFA: {@code stage}, how many events that stage has taken ({@code count}), the
+ * not-followed-by stage still watching ({@code guard}, -1 for none), and whether the partial
+ * ignored an event while it could have moved on ({@code committed}): as in Flink CEP, a branch
+ * that skips an event at an optional stage or a loop commits to take another event there
+ * rather than move on later (Flink's "ignore" states, which have no proceed edge). Immutable;
+ * every transition makes a new one, so branches never share mutable state.
  */
 public final class Partial {
   public final int stage;
   public final int count;
   public final int guard;
+  public final boolean committed;
   public final List<PEvent> events;
   public final int[] stageOf;
 
-  public Partial(int stage, int count, int guard, List<PEvent> events, int[] stageOf) {
+  public Partial(int stage, int count, int guard, boolean committed, List<PEvent> events,
+      int[] stageOf) {
     this.stage = stage;
     this.count = count;
     this.guard = guard;
+    this.committed = committed;
     this.events = events;
     this.stageOf = stageOf;
   }
 
   public static Partial start(PEvent e) {
-    return new Partial(0, 1, -1, Collections.singletonList(e), new int[] {0});
+    return new Partial(0, 1, -1, false, Collections.singletonList(e), new int[] {0});
   }
 
-  public Partial at(int newStage, int newCount, int newGuard) {
-    if (newStage == stage && newCount == count && newGuard == guard) {
+  public Partial at(int newStage, int newCount, int newGuard, boolean nowCommitted) {
+    if (newStage == stage && newCount == count && newGuard == guard
+        && nowCommitted == committed) {
       return this;
     }
-    return new Partial(newStage, newCount, newGuard, events, stageOf);
+    return new Partial(newStage, newCount, newGuard, nowCommitted, events, stageOf);
   }
 
   public Partial take(PEvent e, int takingStage, int newCount) {
@@ -42,13 +49,13 @@ public final class Partial {
     more.add(e);
     int[] stages = java.util.Arrays.copyOf(stageOf, stageOf.length + 1);
     stages[stageOf.length] = takingStage;
-    return new Partial(takingStage, newCount, -1, more, stages);
+    return new Partial(takingStage, newCount, -1, false, more, stages);
   }
 
   /** The events and the stages that took them, without the NFA position: what a match or
    * timeout reports, and equal for every position that holds the same events. */
   public Partial content() {
-    return new Partial(-1, 0, -1, events, stageOf);
+    return new Partial(-1, 0, -1, false, events, stageOf);
   }
 
   public PEvent first() {
@@ -89,7 +96,7 @@ public final class Partial {
       return false;
     }
     Partial p = (Partial) o;
-    if (p.stage != stage || p.count != count || p.guard != guard
+    if (p.stage != stage || p.count != count || p.guard != guard || p.committed != committed
         || p.events.size() != events.size() || !java.util.Arrays.equals(p.stageOf, stageOf)) {
       return false;
     }
@@ -103,7 +110,7 @@ public final class Partial {
 
   @Override
   public int hashCode() {
-    int h = 31 * (31 * stage + count) + guard;
+    int h = 31 * (31 * (31 * stage + count) + guard) + (committed ? 1 : 0);
     for (PEvent e : events) {
       h = 31 * h + Long.hashCode(e.ord);
     }

@@ -1,0 +1,90 @@
+package io.streamwarden.engine.patterns;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.streamwarden.engine.patterns.NfaTestUtilities.KeyDriver;
+import io.streamwarden.engine.patterns.NfaTestUtilities.PatternBuilder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.DoublePredicate;
+import java.util.function.Predicate;
+
+/**
+ * The harness for the cases ported from Flink CEP's own test suite (the {@code Flink*ITCaseTest}
+ * classes), after Flink's {@code NFATestUtilities}: Flink's {@code Event(id, name, price)} is an
+ * event string {@code label:name:price} (the label is the variable name Flink's test gives it),
+ * conditions read its name or price, and matches are compared as Flink's {@code
+ * comparePatterns} does: as a multiset of matches, each a set of events.
+ *
+ * <p>Events get distinct, increasing times in the order Flink feeds them (Flink's harness feeds
+ * them in list order, whatever their timestamps), unless a case depends on time ({@code
+ * within}); then it gives Flink's timestamps. After the last event the watermark passes every
+ * deadline, as {@code PatternTester.run} does.
+ */
+final class FlinkCases {
+  private FlinkCases() {}
+
+  /** Flink's {@code new Event(id, name, price)}, called {@code label} in Flink's test. */
+  static String ev(String label, String name, double price) {
+    return label + ":" + name + ":" + price;
+  }
+
+  /** {@code value.getName().equals(name)}. */
+  static Predicate<String> name(String name) {
+    return e -> e.split(":")[1].equals(name);
+  }
+
+  /** A condition on {@code value.getPrice()}. */
+  static Predicate<String> price(DoublePredicate test) {
+    return e -> test.test(Double.parseDouble(e.split(":")[2]));
+  }
+
+  /** One expected match: its events as a set (Flink sorts each match before comparing). */
+  static String match(String... events) {
+    List<String> labels = new ArrayList<>();
+    for (String e : events) {
+      labels.add(e.split(":")[0]);
+    }
+    Collections.sort(labels);
+    return String.join(" ", labels);
+  }
+
+  /** The matches the pattern reports on {@code events}, one second apart. */
+  static List<String> matches(PatternBuilder pattern, String... events) {
+    long[] times = new long[events.length];
+    for (int i = 0; i < events.length; i++) {
+      times[i] = (i + 1) * 1000L;
+    }
+    return matchesAt(pattern, times, events);
+  }
+
+  /** The matches the pattern reports on {@code events} at {@code times} (milliseconds). */
+  static List<String> matchesAt(PatternBuilder pattern, long[] times, String... events) {
+    PatternPlan plan = pattern.plan();
+    KeyDriver key = new KeyDriver(plan);
+    List<PEvent> input = new ArrayList<>();
+    long last = 0;
+    for (int i = 0; i < events.length; i++) {
+      input.add(pattern.event(events[i], times[i]));
+      last = Math.max(last, times[i]);
+    }
+    List<String> out = new ArrayList<>(key.batch(-1, input));
+    out.addAll(key.watermark(last + plan.withinMs + 1));
+    List<String> found = new ArrayList<>();
+    for (String line : NfaTestUtilities.only("match", out)) {
+      String[] parts = line.split(" ");
+      found.add(match(Arrays.copyOfRange(parts, 1, parts.length)));
+    }
+    Collections.sort(found);
+    return found;
+  }
+
+  /** Asserts the multiset of matches, as Flink's {@code comparePatterns}. */
+  static void assertMatches(List<String> actual, String... expected) {
+    List<String> want = new ArrayList<>(Arrays.asList(expected));
+    Collections.sort(want);
+    assertEquals(want, actual);
+  }
+}
