@@ -1,0 +1,121 @@
+package io.streamwarden.engine.patterns;
+
+import static io.streamwarden.engine.patterns.FlinkCases.assertMatches;
+import static io.streamwarden.engine.patterns.FlinkCases.ev;
+import static io.streamwarden.engine.patterns.FlinkCases.match;
+import static io.streamwarden.engine.patterns.FlinkCases.matches;
+import static io.streamwarden.engine.patterns.FlinkCases.name;
+import static io.streamwarden.engine.patterns.NfaTestUtilities.begin;
+
+import io.streamwarden.engine.patterns.NfaTestUtilities.PatternBuilder;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Flink CEP's {@code GreedyITCase}: its patterns, events and expected matches. Not ported: the
+ * four {@code testGreedyUtil*} cases ({@code until()}) and {@code
+ * testGreedyZeroOrMoreBeforeGroupPattern} (a group pattern).
+ */
+class FlinkGreedyITCaseTest {
+  private static final String C = ev("c", "c", 1.0);
+  private static final String A1 = ev("a1", "a", 2.0), A2 = ev("a2", "a", 2.0);
+  private static final String A3 = ev("a3", "a", 2.0), D = ev("d", "d", 3.0);
+  private static final String DUMMY = ev("dummy", "dummy", 1111);
+
+  /** {@code c a* d} (greedy); {@code +} when not {@code optional}. */
+  private static PatternBuilder cAsD(boolean optional) {
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", name("a")).oneOrMore();
+    if (optional) {
+      p.optional();
+    }
+    return p.greedy().followedBy("end", name("d"));
+  }
+
+  @Test
+  void testGreedyZeroOrMore() {
+    assertMatches(matches(cAsD(true), C, A1, A2, A3, D), match(C, A1, A2, A3, D));
+  }
+
+  @Test
+  void testGreedyZeroOrMoreConsecutiveEndWithOptional() {
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", name("a")).oneOrMore()
+        .optional().consecutive().greedy().followedBy("end", name("d")).optional();
+    assertMatches(matches(p, C, A1, A2, A3, D), match(C, A1, A2, A3, D));
+  }
+
+  @Test
+  void testGreedyZeroOrMoreInBetween() {
+    assertMatches(matches(cAsD(true), C, DUMMY, A1, DUMMY, A2, DUMMY, A3, D),
+        match(C, A1, A2, A3, D));
+  }
+
+  @Test
+  void testGreedyZeroOrMoreWithDummyEventsAfterQuantifier() {
+    assertMatches(matches(cAsD(true), C, A1, A2, DUMMY, D), match(C, A1, A2, D));
+  }
+
+  @Test
+  void testGreedyZeroOrMoreWithDummyEventsBeforeQuantifier() {
+    assertMatches(matches(cAsD(true), C, DUMMY, D), match(C, D));
+  }
+
+  private static PatternBuilder cAsOptionalDThenE() {
+    return begin("start", name("c")).followedBy("middle1", name("a")).oneOrMore().optional()
+        .greedy().followedBy("middle2", name("d")).optional().followedBy("end", name("e"));
+  }
+
+  @Test
+  void testGreedyZeroOrMoreBeforeOptional() {
+    String e = ev("e", "e", 3.0);
+    assertMatches(matches(cAsOptionalDThenE(), C, A1, A2, DUMMY, e), match(C, A1, A2, e));
+  }
+
+  @Test
+  void testGreedyZeroOrMoreBeforeOptional2() {
+    String e = ev("e", "e", 3.0);
+    assertMatches(matches(cAsOptionalDThenE(), C, A1, A2, D, e), match(C, A1, A2, e),
+        match(C, A1, A2, D, e));
+  }
+
+  @Test
+  void testGreedyOneOrMore() {
+    assertMatches(matches(cAsD(false), C, A1, A2, A3, D), match(C, A1, A2, A3, D));
+  }
+
+  @Test
+  void testGreedyOneOrMoreInBetween() {
+    assertMatches(matches(cAsD(false), C, DUMMY, A1, DUMMY, A2, DUMMY, A3, D),
+        match(C, A1, A2, A3, D));
+  }
+
+  @Test
+  void testGreedyOneOrMoreWithDummyEventsAfterQuantifier() {
+    assertMatches(matches(cAsD(false), C, A1, A2, DUMMY, D), match(C, A1, A2, D));
+  }
+
+  @Test
+  void testGreedyOneOrMoreWithDummyEventsBeforeQuantifier() {
+    assertMatches(matches(cAsD(false), C, DUMMY, D));
+  }
+
+  @Test
+  void testEndWithZeroOrMoreGreedy() {
+    PatternBuilder p = begin("start", name("c")).followedBy("end", name("a")).oneOrMore()
+        .optional().greedy();
+    assertMatches(matches(p, C, A1, A2, DUMMY, A3), match(C, A1, A2));
+  }
+
+  @Test
+  void testEndWithZeroOrMoreConsecutiveGreedy() {
+    PatternBuilder p = begin("start", name("c")).followedBy("end", name("a")).oneOrMore()
+        .optional().consecutive().greedy();
+    assertMatches(matches(p, C, A1, A2, DUMMY, A3), match(C, A1, A2));
+  }
+
+  @Test
+  void testGreedyTimesRange() {
+    String a4 = ev("a4", "a", 2.0);
+    PatternBuilder p = begin("start", name("c")).followedBy("end", name("a")).times(2, 5)
+        .greedy();
+    assertMatches(matches(p, C, A1, A2, A3, a4, DUMMY), match(C, A1, A2, A3, a4));
+  }
+}
