@@ -27,9 +27,12 @@ public final class KeyState {
   public long timerMs = NO_TIMER;
   public final List<PEvent> buffer = new ArrayList<>();
   public List<Partial> partials = new ArrayList<>();
+  /** Completed matches held back under a skip strategy while an earlier-started partial match
+   * is open (as Flink does); released at the latest when that partial expires. */
+  public List<Partial> held = new ArrayList<>();
 
   public boolean holdsNothing() {
-    return buffer.isEmpty() && partials.isEmpty();
+    return buffer.isEmpty() && partials.isEmpty() && held.isEmpty();
   }
 
   public byte[] encode() {
@@ -46,7 +49,9 @@ public final class KeyState {
       }
       Map<PEvent, Integer> index = new IdentityHashMap<>();
       List<PEvent> taken = new ArrayList<>();
-      for (Partial p : partials) {
+      List<Partial> all = new ArrayList<>(partials);
+      all.addAll(held);
+      for (Partial p : all) {
         for (PEvent e : p.events) {
           if (!index.containsKey(e)) {
             index.put(e, taken.size());
@@ -59,7 +64,8 @@ public final class KeyState {
         writeEvent(out, e);
       }
       out.writeInt(partials.size());
-      for (Partial p : partials) {
+      out.writeInt(held.size());
+      for (Partial p : all) {
         out.writeInt(p.stage);
         out.writeInt(p.count);
         out.writeInt(p.guard);
@@ -100,7 +106,8 @@ public final class KeyState {
         taken.add(readEvent(in));
       }
       int partialCount = in.readInt();
-      for (int i = 0; i < partialCount; i++) {
+      int heldCount = in.readInt();
+      for (int i = 0; i < partialCount + heldCount; i++) {
         int stage = in.readInt();
         int count = in.readInt();
         int guard = in.readInt();
@@ -112,7 +119,8 @@ public final class KeyState {
           events.add(taken.get(in.readInt()));
           stageOf[j] = in.readInt();
         }
-        s.partials.add(new Partial(stage, count, guard, committed, events, stageOf));
+        Partial p = new Partial(stage, count, guard, committed, events, stageOf);
+        (i < partialCount ? s.partials : s.held).add(p);
       }
       return s;
     } catch (IOException e) {

@@ -24,13 +24,18 @@ import java.util.List;
  * before the pattern's window closes, which completes the match).
  *
  * <p>Identical partial matches reached by different paths are merged, and a match or timeout
- * is reported once for its events whatever NFA positions held them, so none is reported twice. A partial match whose window ({@code within}) has passed is removed, and optionally
+ * is reported once for its events whatever NFA positions held them, so none is reported
+ * twice. A partial match whose window ({@code within}) has passed is removed, and optionally
  * reported as timed out; a key holding no partial match and no waiting event holds no state.
  */
 public final class Nfa {
   private static final Comparator<Partial> MATCH_ORDER =
       Comparator.<Partial>comparingLong(p -> p.first().ord)
           .thenComparingInt(p -> p.events.size())
+          .thenComparingLong(p -> p.last().ord);
+  private static final Comparator<Partial> HELD_ORDER =
+      Comparator.<Partial>comparingLong(p -> p.first().ord)
+          .thenComparing(Comparator.<Partial>comparingInt(p -> p.events.size()).reversed())
           .thenComparingLong(p -> p.last().ord);
 
   private final PatternPlan plan;
@@ -122,9 +127,7 @@ public final class Nfa {
     for (Partial p : timedOut) {
       out.add(Found.timeout(p, p.startMs() + plan.withinMs));
     }
-    if (!completed.isEmpty()) {
-      emitWithSkip(new ArrayList<>(completed), s.partials, out);
-    }
+    emitWithSkip(new ArrayList<>(completed), s, out); // also releases matches held for these
   }
 
   private void step(KeyState s, PEvent e, List<Found> out) {
@@ -136,25 +139,25 @@ public final class Nfa {
       if (!b.stopped) { // as in Flink, a forbidden event discards every branch of the partial
         next.addAll(b.next);
       }
-      done.addAll(b.done);
+      b.done.forEach(m -> done.add(m.content())); // one match for its events, whatever position
     }
     Stage first = stages.get(0);
     if (takes(first, null, e)) {
       Branches b = new Branches();
       afterTake(Partial.start(e), b);
       next.addAll(b.next);
-      done.addAll(b.done);
+      b.done.forEach(m -> done.add(m.content()));
     }
     List<Partial> kept = new ArrayList<>(next);
-    if (!done.isEmpty()) {
-      emitWithSkip(new ArrayList<>(done), kept, out);
-    }
     if (kept.size() > plan.maxPartialsPerKey) {
       int dropped = kept.size() - plan.maxPartialsPerKey;
       kept = new ArrayList<>(kept.subList(0, plan.maxPartialsPerKey));
       out.add(Found.overflow(dropped));
     }
     s.partials = kept;
+    if (!done.isEmpty()) {
+      emitWithSkip(new ArrayList<>(done), s, out);
+    }
   }
 
   /** What one partial becomes on one event: its branches, the matches, and whether a
@@ -408,12 +411,22 @@ public final class Nfa {
   /**
    * Reports completed matches earliest-start first; after each, the skip strategy discards
    * partial matches (and not yet reported matches) as Flink's AfterMatchSkipStrategy does.
+   * Under a skip strategy a match waits (in {@code s.held}) while a partial match that started
+   * earlier is still open, as in Flink: that partial may complete first and its skip may
+   * discard the waiting match. Matches with the same start go longest first.
    */
-  private void emitWithSkip(List<Partial> done, List<Partial> partials, List<Found> out) {
-    done.sort(MATCH_ORDER);
-    List<Partial> pending = new ArrayList<>(done);
-    while (!pending.isEmpty()) {
-      Partial m = pending.remove(0);
+  private void emitWithSkip(List<Partial> done, KeyState s, List<Found> out) {
+    if (plan.skip == PatternPlan.Skip.NO_SKIP) {
+      done.sort(MATCH_ORDER);
+      for (Partial m : done) {
+        out.add(Found.match(m));
+      }
+      return;
+    }
+    s.held.addAll(done);
+    s.held.sort(HELD_ORDER);
+    while (!s.held.isEmpty() && !startedEarlier(s.partials, s.held.get(0).first().ord)) {
+      Partial m = s.held.remove(0);
       out.add(Found.match(m));
       long pruneBefore = pruningOrd(m);
       if (pruneBefore == Long.MIN_VALUE) {
@@ -421,9 +434,18 @@ public final class Nfa {
       }
       boolean inclusive = plan.skip == PatternPlan.Skip.SKIP_TO_NEXT
           || plan.skip == PatternPlan.Skip.SKIP_PAST_LAST_EVENT;
-      partials.removeIf(p -> prunes(p, pruneBefore, inclusive));
-      pending.removeIf(p -> prunes(p, pruneBefore, inclusive));
+      s.partials.removeIf(p -> prunes(p, pruneBefore, inclusive));
+      s.held.removeIf(p -> prunes(p, pruneBefore, inclusive));
     }
+  }
+
+  private static boolean startedEarlier(List<Partial> partials, long ord) {
+    for (Partial p : partials) {
+      if (p.first().ord < ord) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean prunes(Partial p, long pruneOrd, boolean inclusive) {

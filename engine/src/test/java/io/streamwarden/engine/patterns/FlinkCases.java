@@ -15,7 +15,8 @@ import java.util.function.Predicate;
  * The harness for the cases ported from Flink CEP's own test suite (the {@code Flink*ITCaseTest}
  * classes), after Flink's {@code NFATestUtilities}: Flink's {@code Event(id, name, price)} is an
  * event string {@code label:name:price} (the label is the variable name Flink's test gives it),
- * conditions read its name or price, and matches are compared as Flink's {@code
+ * conditions read its name or price (field {@link #PRICE} for comparisons with earlier
+ * events), and matches are compared as Flink's {@code
  * comparePatterns} does: as a multiset of matches, each a set of events.
  *
  * <p>Events get distinct, increasing times in the order Flink feeds them (Flink's harness feeds
@@ -35,6 +36,14 @@ final class FlinkCases {
   static Predicate<String> name(String name) {
     return e -> e.split(":")[1].equals(name);
   }
+
+  /** {@code value.getName().contains(part)}. */
+  static Predicate<String> nameContains(String part) {
+    return e -> e.split(":")[1].contains(part);
+  }
+
+  /** The field index of an event's price, for comparisons with earlier events. */
+  static final int PRICE = 1;
 
   /** A condition on {@code value.getPrice()}. */
   static Predicate<String> price(DoublePredicate test) {
@@ -67,7 +76,8 @@ final class FlinkCases {
     List<PEvent> input = new ArrayList<>();
     long last = 0;
     for (int i = 0; i < events.length; i++) {
-      input.add(pattern.event(events[i], times[i]));
+      PEvent e = pattern.event(events[i], times[i]); // the mask its conditions give
+      input.add(new PEvent(e.tsMs, e.mask, new String[] {events[i], events[i].split(":")[2]}));
       last = Math.max(last, times[i]);
     }
     List<String> out = new ArrayList<>(key.batch(-1, input));

@@ -122,13 +122,19 @@ final class NfaTestUtilities {
 
     /** The last stage's event compares its {@code name} with the last event of {@code stage}. */
     PatternBuilder wherePrevious(String op, String stage, boolean numeric) {
+      return wherePrevious(0, op, stage, numeric);
+    }
+
+    /** The last stage's event compares field {@code field} with the last event of {@code
+     * stage}. */
+    PatternBuilder wherePrevious(int field, String op, String stage, boolean numeric) {
       int ref = -1;
       for (int i = 0; i < stages.size(); i++) {
         if (stages.get(i).get("name").asText().equals(stage)) {
           ref = i;
         }
       }
-      ((ArrayNode) last().get("field_conditions")).addObject().put("field", 0).put("op", op)
+      ((ArrayNode) last().get("field_conditions")).addObject().put("field", field).put("op", op)
           .put("ref_stage", ref).put("numeric", numeric);
       return this;
     }
