@@ -1,0 +1,114 @@
+package io.streamwarden.engine.patterns;
+
+import static io.streamwarden.engine.patterns.FlinkCases.assertMatches;
+import static io.streamwarden.engine.patterns.FlinkCases.ev;
+import static io.streamwarden.engine.patterns.FlinkCases.match;
+import static io.streamwarden.engine.patterns.FlinkCases.matches;
+import static io.streamwarden.engine.patterns.FlinkCases.name;
+import static io.streamwarden.engine.patterns.NfaTestUtilities.begin;
+
+import io.streamwarden.engine.patterns.NfaTestUtilities.PatternBuilder;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Flink CEP's {@code TimesOrMoreITCase} with its parameter {@code time = null}. Not ported: the
+ * same eleven cases with {@code time = 3 ms} ({@code timesOrMore(2, windowTime)}, a window
+ * between consecutive events of the loop).
+ */
+class FlinkTimesOrMoreITCaseTest {
+  // Flink's ConsecutiveData
+  static final String START = ev("startEvent", "c", 1.0), M1 = ev("middleEvent1", "a", 2.0);
+  static final String M2 = ev("middleEvent2", "a", 3.0), M3 = ev("middleEvent3", "a", 4.0);
+  static final String END = ev("end", "b", 5.0), F = ev("f", "f", 1.0);
+
+  static PatternBuilder start() {
+    return begin("start", name("c"));
+  }
+
+  @Test
+  void testTimesOrMore() {
+    PatternBuilder p = start().followedBy("middle", name("a")).times(2, -1).allowCombinations()
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, M1, M2, M3, END), match(START, M1, M2, M3, END),
+        match(START, M1, M2, END), match(START, M1, M3, END));
+  }
+
+  @Test
+  void testTimesOrMoreNonStrict() {
+    PatternBuilder p = start().followedByAny("middle", name("a")).times(2, -1)
+        .allowCombinations().followedBy("end1", name("b"));
+    assertMatches(matches(p, START, F, M1, F, M2, M3, END), match(START, M1, M2, M3, END),
+        match(START, M1, M2, END), match(START, M1, M3, END), match(START, M2, M3, END));
+  }
+
+  @Test
+  void testTimesOrMoreStrict() {
+    PatternBuilder p = start().followedByAny("middle", name("a")).times(2).consecutive()
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, F, M1, F, M2, M3, END), match(START, M2, M3, END));
+  }
+
+  @Test
+  void testTimesOrMoreStrictOptional() {
+    PatternBuilder p = start().followedByAny("middle", name("a")).times(2, -1).consecutive()
+        .optional().followedBy("end1", name("b"));
+    assertMatches(matches(p, START, F, M1, F, M2, M3, END), match(START, M2, M3, END),
+        match(START, END));
+  }
+
+  @Test
+  void testTimesOrMoreStrictOptional2() {
+    PatternBuilder p = start().next("middle", name("a")).times(2, -1).consecutive().optional()
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, M1, M2, M3, END), match(START, M1, M2, M3, END),
+        match(START, M1, M2, END), match(START, END));
+  }
+
+  @Test
+  void testTimesOrMoreNonStrictOptional() {
+    PatternBuilder p = start().followedBy("middle", name("a")).times(2, -1).optional()
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, F, END), match(START, END));
+  }
+
+  @Test
+  void testTimesOrMoreNonStrictOptional2() {
+    PatternBuilder p = start().followedByAny("middle", name("a")).times(2, -1)
+        .allowCombinations().optional().followedBy("end1", name("b"));
+    assertMatches(matches(p, START, F, M1, F, M2, M3, END), match(START, M1, M2, M3, END),
+        match(START, M1, M2, END), match(START, M2, M3, END), match(START, END),
+        match(START, M1, M3, END));
+  }
+
+  @Test
+  void testTimesOrMoreNonStrictOptional3() {
+    PatternBuilder p = start().followedByAny("middle", name("a")).times(2, -1).optional()
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, F, M1, F, M2, M3, END), match(START, M1, M2, M3, END),
+        match(START, M1, M2, END), match(START, M2, M3, END), match(START, END));
+  }
+
+  @Test
+  void testTimesOrMoreNonStrictWithNext() {
+    PatternBuilder p = start().next("middle", name("a")).times(2, -1).allowCombinations()
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, M1, F, M2, F, M3, END), match(START, M1, M2, M3, END),
+        match(START, M1, M2, END), match(START, M1, M3, END));
+  }
+
+  @Test
+  void testTimesOrMoreNotStrictWithFollowedBy() {
+    PatternBuilder p = start().followedBy("middle", name("a")).times(2, -1)
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, M1, M2, M3, END), match(START, M1, M2, M3, END),
+        match(START, M1, M2, END));
+  }
+
+  @Test
+  void testTimesOrMoreNotStrictWithFollowedByAny() {
+    PatternBuilder p = start().followedByAny("middle", name("a")).times(2, -1)
+        .allowCombinations().followedBy("end1", name("b"));
+    assertMatches(matches(p, START, M1, M2, M3, END), match(START, M1, M2, M3, END),
+        match(START, M1, M2, END), match(START, M2, M3, END), match(START, M1, M3, END));
+  }
+}
