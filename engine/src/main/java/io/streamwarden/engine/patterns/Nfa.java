@@ -141,13 +141,18 @@ public final class Nfa {
       }
       b.done.forEach(m -> done.add(m.content())); // one match for its events, whatever position
     }
-    Stage first = stages.get(0);
-    if (takes(first, null, e)) {
-      Branches b = new Branches();
-      afterTake(Partial.start(e), b);
-      next.addAll(b.next);
-      b.done.forEach(m -> done.add(m.content()));
+    Branches started = new Branches(); // Flink's start state: it never ignores an event, and
+    evaluate(Partial.EMPTY, 0, 0, -1, false, e, started); // proceeds past an optional stage
+    for (Partial p : started.next) {
+      if (!p.events.isEmpty()) {
+        next.add(p);
+      }
     }
+    started.done.forEach(m -> {
+      if (!m.events.isEmpty()) {
+        done.add(m.content());
+      }
+    });
     List<Partial> kept = new ArrayList<>(next);
     if (kept.size() > plan.maxPartialsPerKey) {
       int dropped = kept.size() - plan.maxPartialsPerKey;

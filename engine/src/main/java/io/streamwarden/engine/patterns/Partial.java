@@ -31,6 +31,10 @@ public final class Partial {
     this.stageOf = stageOf;
   }
 
+  /** No event yet: the position from which every event may start a match. */
+  public static final Partial EMPTY =
+      new Partial(0, 0, -1, false, Collections.emptyList(), new int[0]);
+
   public static Partial start(PEvent e) {
     return new Partial(0, 1, -1, false, Collections.singletonList(e), new int[] {0});
   }

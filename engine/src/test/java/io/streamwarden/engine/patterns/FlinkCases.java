@@ -32,6 +32,16 @@ final class FlinkCases {
     return label + ":" + name + ":" + price;
   }
 
+  /** Flink's {@code new SubEvent(id, name, price, volume)}: an event with a volume. */
+  static String sub(String label, String name, double price, double volume) {
+    return ev(label, name, price) + ":" + volume;
+  }
+
+  /** {@code subtype(SubEvent.class).where(value.getVolume() > bound)}. */
+  static Predicate<String> subVolumeAbove(double bound) {
+    return e -> e.split(":").length == 4 && Double.parseDouble(e.split(":")[3]) > bound;
+  }
+
   /** {@code value.getName().equals(name)}. */
   static Predicate<String> name(String name) {
     return e -> e.split(":")[1].equals(name);
