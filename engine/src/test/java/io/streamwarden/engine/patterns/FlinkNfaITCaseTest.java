@@ -334,4 +334,172 @@ class FlinkNfaITCaseTest {
     assertMatches(matches(p, CS, F, C1, F, C2, C3, CE), match(CS, C1, C2, CE),
         match(CS, C1, C3, CE), match(CS, C2, C3, CE), match(CS, CE));
   }
+
+  @Test
+  void testTimesNonStrictOptional3() {
+    PatternBuilder p = begin("start", name("c")).followedByAny("middle", name("a")).times(2)
+        .optional().followedBy("end1", name("b"));
+    assertMatches(matches(p, CS, F, C1, F, C2, C3, CE), match(CS, C1, C2, CE),
+        match(CS, C2, C3, CE), match(CS, CE));
+  }
+
+  @Test
+  void testTimesStrictOptional() {
+    PatternBuilder p = begin("start", name("c")).followedByAny("middle", name("a")).times(2)
+        .consecutive().optional().followedBy("end1", name("b"));
+    assertMatches(matches(p, CS, F, C1, F, C2, C3, CE), match(CS, C2, C3, CE), match(CS, CE));
+  }
+
+  @Test
+  void testOneOrMoreStrictOptional() {
+    PatternBuilder p = begin("start", name("c")).followedByAny("middle", name("a")).oneOrMore()
+        .consecutive().optional().followedBy("end1", name("b"));
+    assertMatches(matches(p, CS, F, C1, F, C2, C3, CE), match(CS, C2, C3, CE),
+        match(CS, C1, CE), match(CS, C2, CE), match(CS, C3, CE), match(CS, CE));
+  }
+
+  @Test
+  void testTimesStrictOptional1() {
+    PatternBuilder p = begin("start", name("c")).next("middle", name("a")).times(2)
+        .consecutive().optional().followedBy("end1", name("b"));
+    assertMatches(matches(p, CS, C1, C2, C3, CE), match(CS, C1, C2, CE), match(CS, CE));
+  }
+
+  @Test
+  void testOptionalTimesNonStrictWithNext() {
+    PatternBuilder p = begin("start", name("c")).next("middle", name("a")).times(2)
+        .allowCombinations().optional().followedBy("end1", name("b"));
+    assertMatches(matches(p, CS, C1, F, C2, F, C3, CE), match(CS, C1, C2, CE),
+        match(CS, C1, C3, CE), match(CS, CE));
+  }
+
+  private static final String C4 = ev("middleEvent4", "a", 5.0);
+  private static final String D6 = ev("d", "d", 6.0);
+
+  /** Flink's testOneOrMore / testZeroOrMore: {@code c a+ b} (or {@code a*}) on strategies. */
+  private static java.util.List<String> loopStrategies(String strategy, boolean optional) {
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", name("a")).oneOrMore();
+    if (optional) {
+      p.optional();
+    }
+    if (strategy.equals("strict")) {
+      p.consecutive();
+    } else if (strategy.equals("any")) {
+      p.allowCombinations();
+    }
+    p.followedBy("end1", name("b"));
+    return matches(p, CS, D6, C1, C2, C3, D6, C4, CE);
+  }
+
+  @Test
+  void testStrictOneOrMore() {
+    assertMatches(loopStrategies("strict", false), match(CS, C1, C2, C3, CE),
+        match(CS, C1, C2, CE), match(CS, C1, CE));
+  }
+
+  @Test
+  void testSkipTillNextOneOrMore() {
+    assertMatches(loopStrategies("next", false), match(CS, C1, C2, C3, C4, CE),
+        match(CS, C1, C2, C3, CE), match(CS, C1, C2, CE), match(CS, C1, CE));
+  }
+
+  @Test
+  void testSkipTillAnyOneOrMore() {
+    assertMatches(loopStrategies("any", false), match(CS, C1, C2, C3, C4, CE),
+        match(CS, C1, C3, C4, CE), match(CS, C1, C2, C3, CE), match(CS, C1, C2, C4, CE),
+        match(CS, C1, C2, CE), match(CS, C1, C3, CE), match(CS, C1, C4, CE), match(CS, C1, CE));
+  }
+
+  @Test
+  void testStrictEagerZeroOrMore() {
+    assertMatches(loopStrategies("strict", true), match(CS, C1, C2, C3, CE),
+        match(CS, C1, C2, CE), match(CS, C1, CE), match(CS, CE));
+  }
+
+  @Test
+  void testSkipTillAnyZeroOrMore() {
+    assertMatches(loopStrategies("any", true), match(CS, C1, C2, C3, C4, CE),
+        match(CS, C1, C2, C4, CE), match(CS, C1, C3, C4, CE), match(CS, C1, C4, CE),
+        match(CS, C1, C2, C3, CE), match(CS, C1, C2, CE), match(CS, C1, C3, CE),
+        match(CS, C1, CE), match(CS, CE));
+  }
+
+  @Test
+  void testSkipTillNextZeroOrMore() {
+    assertMatches(loopStrategies("next", true), match(CS, C1, C2, C3, C4, CE),
+        match(CS, C1, C2, C3, CE), match(CS, C1, C2, CE), match(CS, C1, CE), match(CS, CE));
+  }
+
+  @Test
+  void testTimesStrict() {
+    PatternBuilder p = begin("start", name("c")).followedByAny("middle", name("a")).times(2)
+        .consecutive().followedBy("end1", name("b"));
+    assertMatches(matches(p, CS, F, C1, F, C2, C3, CE), match(CS, C2, C3, CE));
+  }
+
+  @Test
+  void testTimesNonStrict() {
+    PatternBuilder p = begin("start", name("c")).followedByAny("middle", name("a")).times(2)
+        .allowCombinations().followedBy("end1", name("b"));
+    assertMatches(matches(p, CS, F, C1, F, C2, C3, CE), match(CS, C1, C2, CE),
+        match(CS, C1, C3, CE), match(CS, C2, C3, CE));
+  }
+
+  private static java.util.List<String> startWithLoopStrict(boolean optional) {
+    PatternBuilder p = begin("start", name("a")).oneOrMore();
+    if (optional) {
+      p.optional();
+    }
+    p.consecutive();
+    return matches(p, CS, C1, CS, C2, C3);
+  }
+
+  @Test
+  void testStartWithZeroOrMoreStrict() {
+    assertMatches(startWithLoopStrict(true), match(C1), match(C2, C3), match(C2), match(C3));
+  }
+
+  @Test
+  void testStartWithOneOrMoreStrict() {
+    assertMatches(startWithLoopStrict(false), match(C1), match(C2, C3), match(C2), match(C3));
+  }
+
+  /** Flink's clearing-buffer cases: after the window (8 ms) passed, the key holds nothing. */
+  private static void assertClears(PatternBuilder p, long[] times, String... events) {
+    NfaTestUtilities.KeyDriver key = new NfaTestUtilities.KeyDriver(p.within(8).plan());
+    java.util.List<PEvent> input = new java.util.ArrayList<>();
+    for (int i = 0; i < events.length; i++) {
+      input.add(p.event(events[i], times[i]));
+    }
+    key.batch(10, input);
+    org.junit.jupiter.api.Assertions.assertTrue(key.state.holdsNothing());
+  }
+
+  @Test
+  void testTimesClearingBuffer() {
+    PatternBuilder p = begin("start", name("c")).next("middle", name("a")).times(2)
+        .followedBy("end1", name("b"));
+    assertClears(p, new long[] {1, 2, 3, 4, 6}, S, M1, M2, M3, ev("end1", "b", 5.0));
+  }
+
+  @Test
+  void testOptionalClearingBuffer() {
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", name("a")).optional()
+        .followedBy("end1", name("b"));
+    assertClears(p, new long[] {1, 5, 6}, S, M3, ev("end1", "b", 5.0));
+  }
+
+  @Test
+  void testAtLeastOneClearingBuffer() {
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", name("a")).oneOrMore()
+        .allowCombinations().followedBy("end1", name("b"));
+    assertClears(p, new long[] {1, 3, 4, 6}, S, M1, M2, ev("end1", "b", 5.0));
+  }
+
+  @Test
+  void testZeroOrMoreClearingBuffer() {
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", name("a")).oneOrMore()
+        .allowCombinations().optional().followedBy("end1", name("b"));
+    assertClears(p, new long[] {1, 3, 4, 6}, S, M1, M2, ev("end1", "b", 5.0));
+  }
 }
