@@ -81,6 +81,17 @@ final class FlinkCases {
 
   /** The matches the pattern reports on {@code events} at {@code times} (milliseconds). */
   static List<String> matchesAt(PatternBuilder pattern, long[] times, String... events) {
+    List<String> found = new ArrayList<>();
+    for (String line : NfaTestUtilities.only("match", outputsAt(pattern, times, events))) {
+      String[] parts = line.split(" ");
+      found.add(match(Arrays.copyOfRange(parts, 1, parts.length)));
+    }
+    Collections.sort(found);
+    return found;
+  }
+
+  /** Every output line ({@code match ...}, {@code timeout ... @deadline}) in order. */
+  static List<String> outputsAt(PatternBuilder pattern, long[] times, String... events) {
     PatternPlan plan = pattern.plan();
     KeyDriver key = new KeyDriver(plan);
     List<PEvent> input = new ArrayList<>();
@@ -92,13 +103,7 @@ final class FlinkCases {
     }
     List<String> out = new ArrayList<>(key.batch(-1, input));
     out.addAll(key.watermark(last + plan.withinMs + 1));
-    List<String> found = new ArrayList<>();
-    for (String line : NfaTestUtilities.only("match", out)) {
-      String[] parts = line.split(" ");
-      found.add(match(Arrays.copyOfRange(parts, 1, parts.length)));
-    }
-    Collections.sort(found);
-    return found;
+    return out;
   }
 
   /** Asserts the multiset of matches, as Flink's {@code comparePatterns}. */

@@ -502,4 +502,89 @@ class FlinkNfaITCaseTest {
         .allowCombinations().optional().followedBy("end1", name("b"));
     assertClears(p, new long[] {1, 3, 4, 6}, S, M1, M2, ev("end1", "b", 5.0));
   }
+
+  /**
+   * Documented difference: Flink stamps a timed-out partial match with the time of the event
+   * that revealed the timeout (11 and 13 here); streamwarden stamps it with its deadline, start
+   * + within (11 and 12), which does not depend on when the next event happens to arrive. The
+   * matches and the timed-out partial matches are Flink's.
+   */
+  @Test
+  void testSimplePatternWithTimeoutHandling_documentedDifferenceTimeoutTime() {
+    String s1 = ev("start1", "start", 1.0), s2 = ev("start2", "start", 1.0);
+    String middle = ev("middle", "middle", 1.0), end5 = ev("end5", "end", 1.0);
+    PatternBuilder p = begin("start", name("start")).followedByAny("middle", name("middle"))
+        .followedByAny("end", name("end")).within(10).emitTimeouts();
+    java.util.List<String> out = FlinkCases.outputsAt(p, new long[] {1, 2, 3, 4, 11, 13}, s1,
+        s2, middle, ev("foobar", "foobar", 1), end5, ev("end6", "end", 1));
+    java.util.List<String> timeouts = new java.util.ArrayList<>();
+    for (String line : NfaTestUtilities.only("timeout", out)) {
+      timeouts.add(line.replaceAll(":[^ ]*", ""));
+    }
+    java.util.Collections.sort(timeouts);
+    org.junit.jupiter.api.Assertions.assertEquals(java.util.List.of("timeout start1 @11",
+        "timeout start1 middle @11", "timeout start2 @12", "timeout start2 middle @12"),
+        timeouts);
+    org.junit.jupiter.api.Assertions.assertEquals(1,
+        NfaTestUtilities.only("match", out).size());
+  }
+
+  @Test
+  void testBeginWithZeroOrMore() {
+    String m1 = ev("middleEvent1", "a", 2.0), m2 = ev("middleEvent2", "a", 3.0);
+    String m3 = ev("middleEvent3", "a", 3.0), end = ev("end", "b", 4.0);
+    PatternBuilder p = begin("middle", name("a")).oneOrMore().optional()
+        .followedBy("end", name("b"));
+    assertMatches(matches(p, m1, m2, m3, end), match(m1, m2, m3, end), match(m1, m2, end),
+        match(m2, m3, end), match(m1, end), match(m2, end), match(m3, end), match(end));
+  }
+
+  private static final String BSTART = ev("startEvent", "start", 1.0);
+  private static final String BM1 = sub("middleEvent1", "foo1", 1, 10);
+  private static final String BM2 = sub("middleEvent2", "foo2", 1, 10);
+  private static final String BM3 = sub("middleEvent3", "foo3", 1, 10);
+  private static final String BN1 = sub("nextOne1", "next-one", 1, 2);
+  private static final String BN2 = sub("nextOne2", "next-one", 1, 2);
+  private static final String BEND = ev("endEvent", "end", 1.0);
+
+  @Test
+  void testBranchingPatternSkipTillNext() {
+    PatternBuilder p = begin("start", name("start"))
+        .followedBy("middle-first", subVolumeAbove(5))
+        .followedBy("middle-second", subVolumeAbove(-1).and(name("next-one")))
+        .followedByAny("end", name("end"));
+    assertMatches(matches(p, BSTART, BM1, BM2, BM3, BN1, BN2, BEND),
+        match(BSTART, BM1, BN1, BEND));
+  }
+
+  @Test
+  void testBranchingPatternMixedFollowedBy() {
+    PatternBuilder p = begin("start", name("start"))
+        .followedByAny("middle-first", subVolumeAbove(5))
+        .followedBy("middle-second", subVolumeAbove(-1).and(name("next-one")))
+        .followedByAny("end", name("end"));
+    assertMatches(matches(p, BSTART, BM1, BM2, BM3, BN1, BN2, BEND),
+        match(BSTART, BM1, BN1, BEND), match(BSTART, BM2, BN1, BEND),
+        match(BSTART, BM3, BN1, BEND));
+  }
+
+  @Test
+  void testMultipleTakesVersionCollision() {
+    String m1 = ev("middleEvent1", "a", 2.0), m2 = ev("middleEvent2", "a", 3.0);
+    String m3 = ev("middleEvent3", "a", 4.0), m4 = ev("middleEvent4", "a", 5.0);
+    String m5 = ev("middleEvent5", "a", 6.0), end = ev("end", "b", 5.0);
+    PatternBuilder p = begin("start", name("c")).followedBy("middle1", name("a")).oneOrMore()
+        .allowCombinations().followedBy("middle2", name("a")).oneOrMore().allowCombinations()
+        .followedBy("end", name("b"));
+    String all = match(S, m1, m2, m3, m4, m5, end);
+    assertMatches(matches(p, S, m1, m2, m3, m4, m5, end), all, all, all, all,
+        match(S, m1, m2, m3, m4, end), match(S, m1, m2, m4, m5, end),
+        match(S, m1, m2, m3, m4, end), match(S, m1, m2, m3, m5, end),
+        match(S, m1, m3, m4, m5, end), match(S, m1, m3, m4, m5, end),
+        match(S, m1, m2, m3, m4, end), match(S, m1, m2, m3, m5, end),
+        match(S, m1, m2, m4, m5, end),
+        match(S, m1, m2, m3, end), match(S, m1, m3, m4, end), match(S, m1, m4, m5, end),
+        match(S, m1, m2, m3, end), match(S, m1, m2, m4, end), match(S, m1, m2, m5, end),
+        match(S, m1, m2, end));
+  }
 }
