@@ -202,12 +202,14 @@ public final class Nfa {
       proceed(p, i + 1, -1, false, e, b);
       return;
     }
-    boolean meets = takes(st, p, e);
+    boolean condition = takes(st, p, e);
+    boolean until = st.untilBit != 0 && e.meets(st.untilBit);
+    boolean meets = condition && !until; // the until event is never taken by the loop
     if (meets) {
       afterTake(p.take(e, i, c + 1), b);
     }
     Contiguity contiguity = c == 0 ? st.contiguity : st.inner;
-    boolean ignores = ignores(contiguity, meets);
+    boolean ignores = ignores(contiguity, condition) && !(until && c > 0); // nor skipped in it
     if (canProceed(st, c, committed)
         && (!st.greedy || !meets && (!ignores || followingTakes(i, p, e)))) {
       proceed(p, i + 1, c == 0 ? guard : -1, st.greedy, e, b);

@@ -56,10 +56,14 @@ public final class PatternPlan implements Serializable {
     /** The stage may also take no event at all (Flink's optional()). */
     public final boolean optional;
     public final long bit;
+    /** The bit of the stage's {@code until} condition (Flink's until(): an event meeting it
+     * ends the loop and is not taken by it); 0 for none. */
+    public final long untilBit;
     public final List<FieldCondition> fieldConditions;
 
     Stage(String name, Kind kind, Contiguity contiguity, Contiguity inner, int min, int max,
-        boolean greedy, boolean optional, int bitIndex, List<FieldCondition> fieldConditions) {
+        boolean greedy, boolean optional, int bitIndex, int untilBitIndex,
+        List<FieldCondition> fieldConditions) {
       this.name = name;
       this.kind = kind;
       this.contiguity = contiguity;
@@ -69,6 +73,7 @@ public final class PatternPlan implements Serializable {
       this.greedy = greedy;
       this.optional = optional;
       this.bit = 1L << bitIndex;
+      this.untilBit = untilBitIndex < 0 ? 0 : 1L << untilBitIndex;
       this.fieldConditions = fieldConditions;
     }
 
@@ -141,7 +146,8 @@ public final class PatternPlan implements Serializable {
             Contiguity.valueOf(s.get("contiguity").asText().toUpperCase()),
             Contiguity.valueOf(s.get("inner").asText().toUpperCase()),
             s.get("min").asInt(), s.get("max").asInt(), s.path("greedy").asBoolean(false),
-            s.path("optional").asBoolean(false), index++, conditions));
+            s.path("optional").asBoolean(false), index++, s.path("until_bit").asInt(-1),
+            conditions));
       }
       List<String> fields = new ArrayList<>();
       for (JsonNode f : root.path("fields")) {

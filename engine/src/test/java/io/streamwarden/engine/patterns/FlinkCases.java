@@ -106,6 +106,15 @@ final class FlinkCases {
     return out;
   }
 
+  /** Flink's {@code nfa.isEmpty()} after the events: the key holds no partial match (the
+   * watermark at the last event, so no window has closed). */
+  static boolean noPartialsLeft(PatternBuilder pattern, String... events) {
+    KeyDriver key = new KeyDriver(pattern.plan());
+    List<PEvent> input = new ArrayList<>(pattern.stream(events));
+    key.batch(events.length * 1000L, input);
+    return key.state.partials.isEmpty();
+  }
+
   /** Asserts the multiset of matches, as Flink's {@code comparePatterns}. */
   static void assertMatches(List<String> actual, String... expected) {
     List<String> want = new ArrayList<>(Arrays.asList(expected));

@@ -5,15 +5,15 @@ import static io.streamwarden.engine.patterns.FlinkCases.ev;
 import static io.streamwarden.engine.patterns.FlinkCases.match;
 import static io.streamwarden.engine.patterns.FlinkCases.matches;
 import static io.streamwarden.engine.patterns.FlinkCases.name;
+import static io.streamwarden.engine.patterns.FlinkCases.price;
 import static io.streamwarden.engine.patterns.NfaTestUtilities.begin;
 
 import io.streamwarden.engine.patterns.NfaTestUtilities.PatternBuilder;
 import org.junit.jupiter.api.Test;
 
 /**
- * Flink CEP's {@code GreedyITCase}: its patterns, events and expected matches. Not ported: the
- * four {@code testGreedyUtil*} cases ({@code until()}) and {@code
- * testGreedyZeroOrMoreBeforeGroupPattern} (a group pattern).
+ * Flink CEP's {@code GreedyITCase}: its patterns, events and expected matches. Not ported:
+ * {@code testGreedyZeroOrMoreBeforeGroupPattern} (a group pattern).
  */
 class FlinkGreedyITCaseTest {
   private static final String C = ev("c", "c", 1.0);
@@ -117,5 +117,40 @@ class FlinkGreedyITCaseTest {
     PatternBuilder p = begin("start", name("c")).followedBy("end", name("a")).times(2, 5)
         .greedy();
     assertMatches(matches(p, C, A1, A2, A3, a4, DUMMY), match(C, A1, A2, A3, a4));
+  }
+
+  /** {@code c a* d} (greedy) until the price is above 3. */
+  private static PatternBuilder cAsUntilD(boolean optional) {
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", name("a")).oneOrMore();
+    if (optional) {
+      p.optional();
+    }
+    return p.greedy().until(price(x -> x > 3.0)).followedBy("end", name("d"));
+  }
+
+  private static final String UA1 = ev("a1", "a", 2.0), UA2 = ev("a2", "a", 3.0);
+  private static final String UA3 = ev("a3", "a", 3.0), UA4 = ev("a4", "a", 4.0);
+  private static final String UD = ev("d", "d", 3.0);
+
+  @Test
+  void testGreedyUtilZeroOrMoreWithDummyEventsAfterQuantifier() {
+    assertMatches(matches(cAsUntilD(true), C, UA1, UA2, UA3, UA4, UD),
+        match(C, UA1, UA2, UA3, UD));
+  }
+
+  @Test
+  void testGreedyUtilWithDummyEventsBeforeQuantifier() {
+    assertMatches(matches(cAsUntilD(true), C, UA4, UA1, UA2, UA3, UD), match(C, UD));
+  }
+
+  @Test
+  void testGreedyUtilOneOrMoreWithDummyEventsAfterQuantifier() {
+    assertMatches(matches(cAsUntilD(false), C, UA1, UA2, UA3, UA4, UD),
+        match(C, UA1, UA2, UA3, UD));
+  }
+
+  @Test
+  void testGreedyUtilOneOrMoreWithDummyEventsBeforeQuantifier() {
+    assertMatches(matches(cAsUntilD(false), C, UA4, UA1, UA2, UA3, UD));
   }
 }

@@ -15,6 +15,7 @@ import java.util.function.Predicate;
  */
 final class NfaTestUtilities {
   static final long HOUR_MS = 3_600_000L;
+  static final int UNTIL_BITS = 40;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private NfaTestUtilities() {}
@@ -37,6 +38,8 @@ final class NfaTestUtilities {
   static final class PatternBuilder {
     private final List<ObjectNode> stages = new ArrayList<>();
     private final List<Predicate<String>> conditions = new ArrayList<>();
+    /** Until conditions take the bits from {@link #UNTIL_BITS} on, after every stage's. */
+    private final List<Predicate<String>> untils = new ArrayList<>();
     private final ObjectNode root = JSON.createObjectNode();
 
     PatternBuilder() {
@@ -97,6 +100,13 @@ final class NfaTestUtilities {
     /** {@code n} to {@code m} events; {@code m} of -1 for no upper bound. */
     PatternBuilder times(int n, int m) {
       last().put("min", n).put("max", m);
+      return this;
+    }
+
+    /** Flink's {@code until(condition)} on the last (looping) stage. */
+    PatternBuilder until(Predicate<String> condition) {
+      last().put("until_bit", UNTIL_BITS + untils.size());
+      untils.add(condition);
       return this;
     }
 
@@ -183,6 +193,11 @@ final class NfaTestUtilities {
       for (int i = 0; i < conditions.size(); i++) {
         if (conditions.get(i).test(name)) {
           mask |= 1L << i;
+        }
+      }
+      for (int i = 0; i < untils.size(); i++) {
+        if (untils.get(i).test(name)) {
+          mask |= 1L << (UNTIL_BITS + i);
         }
       }
       return new PEvent(tsMs, mask, new String[] {name});
