@@ -380,6 +380,11 @@ public final class Nfa {
         return false;
       }
     }
+    for (PatternPlan.AggregateCondition ac : st.aggregateConditions) {
+      if (!Aggregates.holds(ac, p, stages.get(ac.refStage) == st, e)) {
+        return false;
+      }
+    }
     return true;
   }
 

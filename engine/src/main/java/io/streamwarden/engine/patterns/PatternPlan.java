@@ -42,6 +42,31 @@ public final class PatternPlan implements Serializable {
     }
   }
 
+  /**
+   * A limited form of Flink's iterative conditions: {@code agg(field over the events stage
+   * refStage has taken) op value}, where agg is count, sum, min, max or avg. When refStage is
+   * the stage being evaluated (a loop), the event under test counts too, as a Flink condition
+   * that adds {@code value.getPrice()} to the loop's sum does. Over no value, min, max and avg
+   * are false; count and sum are 0.
+   */
+  public static final class AggregateCondition implements Serializable {
+    private static final long serialVersionUID = 1L;
+    public final String agg;
+    /** The carried field aggregated (numeric); -1 for count. */
+    public final int field;
+    public final int refStage;
+    public final String op;
+    public final double value;
+
+    AggregateCondition(String agg, int field, int refStage, String op, double value) {
+      this.agg = agg;
+      this.field = field;
+      this.refStage = refStage;
+      this.op = op;
+      this.value = value;
+    }
+  }
+
   /** One named stage of the pattern with its quantifier. */
   public static final class Stage implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -60,10 +85,11 @@ public final class PatternPlan implements Serializable {
      * ends the loop and is not taken by it); 0 for none. */
     public final long untilBit;
     public final List<FieldCondition> fieldConditions;
+    public final List<AggregateCondition> aggregateConditions;
 
     Stage(String name, Kind kind, Contiguity contiguity, Contiguity inner, int min, int max,
         boolean greedy, boolean optional, int bitIndex, int untilBitIndex,
-        List<FieldCondition> fieldConditions) {
+        List<FieldCondition> fieldConditions, List<AggregateCondition> aggregateConditions) {
       this.name = name;
       this.kind = kind;
       this.contiguity = contiguity;
@@ -75,6 +101,7 @@ public final class PatternPlan implements Serializable {
       this.bit = 1L << bitIndex;
       this.untilBit = untilBitIndex < 0 ? 0 : 1L << untilBitIndex;
       this.fieldConditions = fieldConditions;
+      this.aggregateConditions = aggregateConditions;
     }
 
     public boolean negation() {
@@ -141,13 +168,18 @@ public final class PatternPlan implements Serializable {
           conditions.add(new FieldCondition(c.get("field").asInt(), c.get("op").asText(),
               c.get("ref_stage").asInt(), c.path("numeric").asBoolean(false)));
         }
+        List<AggregateCondition> aggregates = new ArrayList<>();
+        for (JsonNode c : s.path("aggregate_conditions")) {
+          aggregates.add(new AggregateCondition(c.get("agg").asText(), c.path("field").asInt(-1),
+              c.get("ref_stage").asInt(), c.get("op").asText(), c.get("value").asDouble()));
+        }
         stages.add(new Stage(s.get("name").asText(),
             Kind.valueOf(s.get("kind").asText().toUpperCase()),
             Contiguity.valueOf(s.get("contiguity").asText().toUpperCase()),
             Contiguity.valueOf(s.get("inner").asText().toUpperCase()),
             s.get("min").asInt(), s.get("max").asInt(), s.path("greedy").asBoolean(false),
             s.path("optional").asBoolean(false), index++, s.path("until_bit").asInt(-1),
-            conditions));
+            conditions, aggregates));
       }
       List<String> fields = new ArrayList<>();
       for (JsonNode f : root.path("fields")) {

@@ -1,10 +1,12 @@
 package io.streamwarden.engine.patterns;
 
+import static io.streamwarden.engine.patterns.FlinkCases.PRICE;
 import static io.streamwarden.engine.patterns.FlinkCases.assertMatches;
 import static io.streamwarden.engine.patterns.FlinkCases.ev;
 import static io.streamwarden.engine.patterns.FlinkCases.match;
 import static io.streamwarden.engine.patterns.FlinkCases.matches;
 import static io.streamwarden.engine.patterns.FlinkCases.name;
+import static io.streamwarden.engine.patterns.NfaTestUtilities.any;
 import static io.streamwarden.engine.patterns.NfaTestUtilities.begin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,8 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Flink CEP's {@code SameElementITCase}: events equal to each other (Flink compares events by
  * value, so equal events carry the same label here). Not ported: {@code
- * testClearingBufferWithUntilAtTheEnd} ({@code until()}) and {@code
- * testIterativeConditionWSameElement} (a condition over the sum of a loop's prices).
+ * testClearingBufferWithUntilAtTheEnd} (an until condition counting the loop's events).
  */
 class FlinkSameElementITCaseTest {
   private static final String START = ev("startEvent", "c", 1.0);
@@ -108,5 +109,16 @@ class FlinkSameElementITCaseTest {
         match(START, m11, m11, m12), match(START, m11, m21, m13),
         match(START, m11, m11, m12, m13), match(START, m11, m11, m21, m13),
         match(START, m11, m11, m12, m21, m13));
+  }
+
+  @Test
+  void testIterativeConditionWSameElement() {
+    String m1 = ev("middleEvent1", "a", 2.0), end = ev("end", "b", 5.0);
+    PatternBuilder p = begin("start", name("c")).followedByAny("middle", name("a")).oneOrMore()
+        .optional().allowCombinations().followedBy("end", any())
+        .whereAggregate("sum", PRICE, "middle", "==", 4.0);
+    // middleEvent1a and middleEvent1b equal middleEvent1
+    assertMatches(matches(p, START, m1, m1, m1, end), match(START, m1, m1, end),
+        match(START, m1, m1, m1), match(START, m1, m1, end));
   }
 }

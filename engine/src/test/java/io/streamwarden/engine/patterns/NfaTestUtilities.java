@@ -60,6 +60,7 @@ final class NfaTestUtilities {
       s.put("name", name).put("kind", kind).put("contiguity", contiguity).put("inner", "relaxed")
           .put("min", negation ? 0 : 1).put("max", 1).put("greedy", false).put("optional", false);
       s.putArray("field_conditions");
+      s.putArray("aggregate_conditions");
       stages.add(s);
       conditions.add(condition);
       return this;
@@ -146,6 +147,20 @@ final class NfaTestUtilities {
       }
       ((ArrayNode) last().get("field_conditions")).addObject().put("field", field).put("op", op)
           .put("ref_stage", ref).put("numeric", numeric);
+      return this;
+    }
+
+    /** The last stage's event needs {@code agg(field of stage's events) op value}; field -1
+     * for count. */
+    PatternBuilder whereAggregate(String agg, int field, String stage, String op, double value) {
+      int ref = -1;
+      for (int i = 0; i < stages.size(); i++) {
+        if (stages.get(i).get("name").asText().equals(stage)) {
+          ref = i;
+        }
+      }
+      ((ArrayNode) last().get("aggregate_conditions")).addObject().put("agg", agg)
+          .put("field", field).put("ref_stage", ref).put("op", op).put("value", value);
       return this;
     }
 
