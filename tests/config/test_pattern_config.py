@@ -149,7 +149,10 @@ def test_the_declared_pattern_is_built_stage_by_stage():
         (stages({**BEGIN, "wher": "x"}), "patterns.stages.0.wher: unknown setting"),
         (stages({**BEGIN, "times_max": 3}), "stage 'a': times_max needs times"),
         (stages({**BEGIN, "greedy": True}), "stages.0 ('a'): greedy() needs a looping stage"),
-        (stages({**BEGIN, "optional": True}), "the first stage 'a' cannot be optional"),
+        (
+            stages(BEGIN, {"name": "b", "where": "true", "until": "true"}),
+            "stages.1 ('b'): until() needs a looping stage",
+        ),
         (
             stages(BEGIN, {"name": "b", "where": "true", "times": 3, "times_max": 2}),
             "stages.1 ('b'): times(3, 2)",
@@ -164,10 +167,6 @@ def test_the_declared_pattern_is_built_stage_by_stage():
                 },
             ),
             "stages.1 ('b'): stage 'b' compares with 'zz'",
-        ),
-        (
-            stages(BEGIN, {"name": "b", "contiguity": "not_next", "where": "true"}),
-            "ends with not_next('b')",
         ),
         (
             stages(
@@ -237,3 +236,38 @@ def test_a_where_sees_the_event_columns_and_not_the_pipelines_control_columns(ev
     message = str(caught.value)
     listed = message.split("(columns: ")[1].split(")")[0]
     assert listed == "user_id, event_time, ts_ms, page_number, url, size, raw"
+
+
+def test_a_loop_may_end_at_an_until_condition_and_the_first_stage_may_be_optional():
+    config = parse_pipeline_config(
+        stages(
+            {**BEGIN, "optional": True},
+            {"name": "b", "where": "true", "one_or_more": True, "until": "size > 10"},
+            {"name": "no", "contiguity": "not_next", "where": "true"},
+        )
+    )
+    assert config.patterns is not None
+    a, b, no = pattern_from_config(config.patterns).stages
+    assert a.optional and b.until is not None and no.kind == StageKind.NOT_NEXT
+
+
+@pytest.mark.spark
+def test_an_until_expression_compiles_beside_the_stages_where(events):
+    config = parse_pipeline_config(
+        stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "size > 10"})
+    )
+    assert config.patterns is not None
+    compiled = compile_conditions(config.patterns, events)
+    assert set(compiled) == {"a", "b", "b:until"}
+    assert pattern_from_config(config.patterns, compiled).stages[1].until is not None
+
+
+@pytest.mark.spark
+def test_bad_until_sql_is_a_config_error_naming_the_stage_and_setting(events):
+    config = parse_pipeline_config(
+        stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "size +"})
+    )
+    assert config.patterns is not None
+    with pytest.raises(ConfigError) as caught:
+        compile_conditions(config.patterns, events)
+    assert "patterns.stages.1 ('b'): until = 'size +'" in str(caught.value)

@@ -443,3 +443,81 @@ def test_the_readme_pattern_runs_in_a_tester_built_as_the_readme_shows(spark: An
     # where_previous compares url, so url is carried though no fields were given
     assert [[e.values for e in o.events] for o in out] == [[("/scan/h1",), ("/scan/h2",)]]
     assert tester.state_rows == 0
+
+
+# -- Flink's own CEP test cases (the full ports are the engine's Flink*ITCaseTest JUnit classes)
+def test_a_negation_after_a_loop_discards_the_loop_partial_flink_not_pattern_itcase(
+    spark: Any,
+) -> None:
+    # NotPatternITCase.testNotFollowedByNextAfterOneOrMoreEager: nothing matches
+    pattern = (
+        Pattern.begin("a")
+        .where(named("A"))
+        .followed_by("b")
+        .where(named("B"))
+        .one_or_more()
+        .not_followed_by("not_c")
+        .where(named("C"))
+        .followed_by("d")
+        .where(named("D"))
+        .within(WINDOW)
+    )
+    assert matches(spark, pattern, "A1", "B1", "B2", "B3", "C1", "B4", "B5", "B6", "D1") == []
+
+
+def test_until_ends_a_loop_and_the_next_stage_may_take_its_event(spark: Any) -> None:
+    # UntilConditionITCase.testUntilConditionFollowedByOneOrMore
+    breaking = F.col("name") == "stop"
+    pattern = (
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("middle")
+        .where(named("a"))
+        .one_or_more()
+        .until(breaking)
+        .followed_by("end")
+        .where(breaking)
+        .within(WINDOW)
+    )
+    got = matches(spark, pattern, "c", "a1", "a2", "stop", "a3")
+    assert sorted(got) == [["c", "a1", "a2", "stop"], ["c", "a1", "stop"]]
+
+
+def test_an_optional_first_stage_lets_the_next_stage_start_a_match(spark: Any) -> None:
+    # NFAITCase.testStartWithOptional
+    pattern = (
+        Pattern.begin("start")
+        .where(named("c"))
+        .optional()
+        .followed_by("end")
+        .where(named("b"))
+        .within(WINDOW)
+    )
+    assert sorted(matches(spark, pattern, "c", "b")) == [["b"], ["c", "b"]]
+
+
+def test_a_pattern_may_end_in_not_next(spark: Any) -> None:
+    # the match is reported at the next event, if that event is not the forbidden one
+    pattern = Pattern.begin("a").where(named("a")).not_next("no_b").where(named("b")).within(WINDOW)
+    assert matches(spark, pattern, "a1", "b", "a2", "c") == [["a2"]]
+
+
+def test_until_needs_a_loop() -> None:
+    with pytest.raises(PatternError, match="until\\(\\) needs a looping stage"):
+        Pattern.begin("a").where(named("a")).until(named("x"))
+
+
+def test_until_conditions_take_the_mask_bits_after_the_stages(spark: Any) -> None:
+    from streamwarden.operators.patterns.compile import compile_pattern
+
+    pattern = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .one_or_more()
+        .until(named("x"))
+        .within(WINDOW)
+    )
+    plan = compile_pattern(pattern).plan
+    assert [s.get("until_bit") for s in plan["stages"]] == [None, 2]

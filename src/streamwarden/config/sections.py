@@ -90,11 +90,14 @@ class PatternStageConfig(Strict):
     """One stage of a pattern. ``where`` is a Spark SQL boolean expression over the validated
     event columns (``user_id``, ``event_time``, ``ts_ms``, ``page_number``, ``url``, ``size``,
     ``raw``); it is compiled when the pipeline starts. Quantifiers: ``times`` (with
-    ``times_max`` for a range), ``one_or_more``, ``optional``, ``greedy``, ``consecutive``."""
+    ``times_max`` for a range), ``one_or_more``, ``optional``, ``greedy``, ``consecutive``;
+    ``until`` (a boolean expression like ``where``) ends a ``one_or_more`` loop at the first
+    event meeting it, as Flink's ``until``."""
 
     name: str
     contiguity: Contiguity = "followed_by"
     where: str
+    until: str | None = None
     times: int | None = Field(default=None, ge=1)
     times_max: int | None = Field(default=None, ge=1)
     one_or_more: bool = False

@@ -20,13 +20,20 @@ from streamwarden.spark.jvm import call_engine
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["CompiledPattern", "compile_pattern", "condition_problem", "stage_condition"]
+__all__ = [
+    "CompiledPattern",
+    "compile_pattern",
+    "condition_problem",
+    "stage_condition",
+    "until_bits",
+]
 
 
 @dataclass(frozen=True)
 class CompiledPattern:
-    """``mask`` sets bit *i* when an event meets stage *i*'s condition; ``fields`` are the
-    event fields the engine carries (for comparisons and for the output)."""
+    """``mask`` sets bit *i* when an event meets stage *i*'s condition (and, after those, one
+    bit per ``until`` condition); ``fields`` are the event fields the engine carries (for
+    comparisons and for the output)."""
 
     pattern: Pattern
     mask: Column
@@ -84,6 +91,8 @@ def compile_pattern(
                 carried.append(prev.field)
     names = pattern.stage_names
     stages = [_stage_plan(s, names, carried, numeric_fields) for s in pattern.stages]
+    for stage_plan, bit in until_bits(pattern).items():
+        stages[stage_plan]["until_bit"] = bit
     skip = pattern.after_match
     plan = {
         "stages": stages,
@@ -101,13 +110,23 @@ def compile_pattern(
     }
     # Each condition under Spark's TryEval: null where it raised an error on the event, which
     # then meets no stage and is set aside as poison (rows.py), so it cannot fail the batch.
-    met = [_try_eval(F.coalesce(stage_condition(s), F.lit(False))) for s in pattern.stages]
+    # The until conditions take the bits after the stages', in stage order (until_bits).
+    conditions = [(s.name, stage_condition(s)) for s in pattern.stages]
+    conditions += [(s.name, s.until) for s in pattern.stages if s.until is not None]
+    met = [_try_eval(F.coalesce(c, F.lit(False))) for _, c in conditions]
     bits = [F.when(m, F.lit(1 << i)).otherwise(F.lit(0)) for i, m in enumerate(met)]
     mask = reduce(lambda a, b: a.bitwiseOR(b), bits).cast("long")
     failed = F.coalesce(
-        *[F.when(m.isNull(), F.lit(s.name)) for m, s in zip(met, pattern.stages, strict=True)]
+        *[F.when(m.isNull(), F.lit(name)) for m, (name, _) in zip(met, conditions, strict=True)]
     )
     return CompiledPattern(pattern, mask, tuple(carried), plan, failed)
+
+
+def until_bits(pattern: Pattern) -> dict[int, int]:
+    """Stage index -> mask bit of its ``until`` condition: after every stage's own bit, in
+    stage order (the engine reads it as ``until_bit``, ``PatternPlan.java``)."""
+    with_until = [i for i, s in enumerate(pattern.stages) if s.until is not None]
+    return {i: len(pattern.stages) + k for k, i in enumerate(with_until)}
 
 
 def _try_eval(condition: Column) -> Column:

@@ -23,7 +23,7 @@ from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["compile_conditions", "options_from_config", "pattern_from_config"]
+__all__ = ["compile_conditions", "options_from_config", "pattern_from_config", "until_key"]
 
 #: Stands in for every condition when only the structure is checked; never compiled. A Column
 #: (so that ``Pattern.where`` takes it) made without a SparkSession, holding no expression.
@@ -40,8 +40,9 @@ def pattern_from_config(
     pattern: Pattern | None = None
     for i, stage in enumerate(config.stages):
         condition = _STAND_IN if conditions is None else conditions[stage.name]
+        until = _STAND_IN if conditions is None else conditions.get(until_key(stage.name))
         try:
-            pattern = _with_stage(pattern, stage, condition)
+            pattern = _with_stage(pattern, stage, condition, until)
         except PatternError as exc:
             raise ConfigError(f"patterns.stages.{i} ({stage.name!r}): {exc}") from None
     assert pattern is not None  # the config has at least one stage
@@ -67,7 +68,15 @@ def _check_columns(config: PatternsConfig) -> None:
             )
 
 
-def _with_stage(pattern: Pattern | None, stage: PatternStageConfig, condition: Column) -> Pattern:
+def until_key(stage: str) -> str:
+    """The key of a stage's ``until`` condition among the compiled conditions (stage names
+    contain no ':')."""
+    return f"{stage}:until"
+
+
+def _with_stage(
+    pattern: Pattern | None, stage: PatternStageConfig, condition: Column, until: Column | None
+) -> Pattern:
     if pattern is None:
         pattern = Pattern.begin(stage.name)
     else:
@@ -85,6 +94,9 @@ def _with_stage(pattern: Pattern | None, stage: PatternStageConfig, condition: C
         pattern = pattern.greedy()
     if stage.consecutive:
         pattern = pattern.consecutive()
+    if stage.until is not None:
+        assert until is not None  # compiled with the stage's where
+        pattern = pattern.until(until)
     return pattern
 
 
@@ -101,15 +113,19 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
     visible = events.select(*EVENT_COLUMNS)
     columns = ", ".join(EVENT_COLUMNS)
     for i, stage in enumerate(config.stages):
-        where = f"patterns.stages.{i} ({stage.name!r}): where = {stage.where!r}"
-        condition = F.expr(stage.where)  # parsed when analysed, in condition_problem
-        problem = condition_problem(visible, condition)
-        if problem is not None:
-            raise ConfigError(
-                f"{where} {problem} (columns: {columns}); write a boolean over those columns, "
-                "such as url LIKE '/scan/%'"
-            )
-        compiled[stage.name] = condition
+        expressions = [("where", stage.name, stage.where)]
+        if stage.until is not None:
+            expressions.append(("until", until_key(stage.name), stage.until))
+        for setting, key, text in expressions:
+            where = f"patterns.stages.{i} ({stage.name!r}): {setting} = {text!r}"
+            condition = F.expr(text)  # parsed when analysed, in condition_problem
+            problem = condition_problem(visible, condition)
+            if problem is not None:
+                raise ConfigError(
+                    f"{where} {problem} (columns: {columns}); write a boolean over those "
+                    "columns, such as url LIKE '/scan/%'"
+                )
+            compiled[key] = condition
     return compiled
 
 

@@ -76,6 +76,9 @@ class Stage:
     optional: bool = False
     greedy: bool = False
     inner: Contiguity = Contiguity.RELAXED
+    #: Flink's ``until``: an event meeting it ends the loop (it is neither taken nor skipped
+    #: inside it; the next stage may take it).
+    until: Column | None = None
 
     @property
     def looping(self) -> bool:
@@ -176,16 +179,12 @@ class Pattern:
         return self.times_or_more(1)
 
     def optional(self) -> Pattern:
-        """The current stage may match no event at all."""
+        """The current stage may match no event at all (an optional first stage lets the next
+        stage start a match, as in Flink)."""
         if self._last.negation:
             raise PatternError(
                 f"negation {self._last.name!r} cannot be optional: it forbids events and takes "
                 "none, so there is nothing to make optional; remove .optional()"
-            )
-        if len(self.stages) == 1:
-            raise PatternError(
-                f"the first stage {self._last.name!r} cannot be optional: a match must start "
-                "with an event"
             )
         return self._with_last(optional=True)
 
@@ -194,6 +193,18 @@ class Pattern:
         if not self._last.looping:
             raise PatternError(f"greedy() needs a looping stage; {self._last.name!r} is not")
         return self._with_last(greedy=True)
+
+    def until(self, condition: Column) -> Pattern:
+        """Ends a loop (``one_or_more``, ``times_or_more``) at the first event meeting
+        ``condition``: the loop neither takes nor skips it, and the next stage may take it, as
+        Flink's ``until``."""
+        self._check_condition("until", condition)
+        if self._last.negation or self._last.max_times is not None:
+            raise PatternError(
+                f"until() needs a looping stage (one_or_more or times_or_more); "
+                f"{self._last.name!r} is not"
+            )
+        return self._with_last(until=condition)
 
     def consecutive(self) -> Pattern:
         """A looping stage's events must follow each other directly (strict inside the loop)."""
@@ -251,14 +262,11 @@ class Pattern:
                 "partial match could wait forever and state would leak (see "
                 "docs/failure-modes.md#state-without-deadline)"
             )
-        last = self.stages[-1]
-        if last.kind == StageKind.NOT_NEXT:
+        bits = len(self.stages) + sum(1 for s in self.stages if s.until is not None)
+        if bits > 62:
             raise PatternError(
-                f"the pattern ends with not_next({last.name!r}), which can never complete; "
-                "end it with not_followed_by() or a normal stage"
+                f"a pattern has at most 62 stages and until() conditions, this one {bits}"
             )
-        if len(self.stages) > 62:
-            raise PatternError(f"a pattern has at most 62 stages, this one {len(self.stages)}")
         for stage in self.stages:
             if not stage.conditions and not stage.alternatives:
                 raise PatternError(
