@@ -271,3 +271,39 @@ def test_bad_until_sql_is_a_config_error_naming_the_stage_and_setting(events):
     with pytest.raises(ConfigError) as caught:
         compile_conditions(config.patterns, events)
     assert "patterns.stages.1 ('b'): until = 'size +'" in str(caught.value)
+
+
+def test_a_stage_may_aggregate_the_events_of_an_earlier_stage():
+    config = parse_pipeline_config(
+        stages(
+            {**BEGIN, "one_or_more": True},
+            {
+                "name": "b",
+                "where": "true",
+                "aggregates": [
+                    {"agg": "sum", "field": "size", "stage": "a", "op": "<", "value": 9}
+                ],
+            },
+        )
+    )
+    assert config.patterns is not None
+    b = pattern_from_config(config.patterns).stages[1]
+    assert [(x.agg, x.field, x.stage, x.op, x.value) for x in b.aggregates] == [
+        ("sum", "size", "a", "<", 9.0)
+    ]
+
+
+def test_an_aggregate_of_an_unknown_column_fails_at_load_naming_the_stage():
+    data = stages(
+        BEGIN,
+        {
+            "name": "b",
+            "where": "true",
+            "aggregates": [{"agg": "max", "field": "price", "stage": "a", "op": ">", "value": 1}],
+        },
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_pipeline_config(data)
+    assert "patterns.stages.1 ('b').aggregates: 'price' is not a validated event column" in str(
+        caught.value
+    )

@@ -521,3 +521,40 @@ def test_until_conditions_take_the_mask_bits_after_the_stages(spark: Any) -> Non
     )
     plan = compile_pattern(pattern).plan
     assert [s.get("until_bit") for s in plan["stages"]] == [None, 2]
+
+
+def price_stream(*items: tuple[str, float]) -> list[dict[str, Any]]:
+    return [
+        {"key": "k", "ts": (i + 1) * 1000, "name": n, "price": p} for i, (n, p) in enumerate(items)
+    ]
+
+
+def test_where_aggregate_bounds_the_sum_over_a_loop_including_the_event_under_test(
+    spark: Any,
+) -> None:
+    # IterativeConditionsITCase.testIterativeWithPrevPatternDependency and the loop's own sum
+    pattern = (
+        Pattern.begin("start")
+        .where(named("s"))
+        .where_aggregate("sum", "price", "start", "<", 5)
+        .one_or_more()
+        .followed_by("end")
+        .where(named("e"))
+        .where_aggregate("count", None, "start", ">=", 2)
+        .within(WINDOW)
+    )
+    tester = PatternTester(spark, pattern, fields=("name", "price"))
+    got = matched_names(tester.run(price_stream(("s1", 1.0), ("s2", 2.0), ("s3", 3.0), ("e", 0))))
+    assert sorted(got) == [["s1", "s2", "e"]]
+
+
+def test_where_aggregate_refuses_what_it_cannot_compute() -> None:
+    start = Pattern.begin("a").where(named("a"))
+    with pytest.raises(PatternError, match="aggregate 'median' is not one of"):
+        start.where_aggregate("median", "price", "a", "<", 1)
+    with pytest.raises(PatternError, match="sum needs a numeric column name"):
+        start.where_aggregate("sum", None, "a", "<", 1)
+    with pytest.raises(PatternError, match="'zz' is not this or an earlier stage"):
+        start.where_aggregate("sum", "price", "zz", "<", 1)
+    with pytest.raises(PatternError, match="the bound must be a number"):
+        start.where_aggregate("sum", "price", "a", "<", "5")  # type: ignore[arg-type]

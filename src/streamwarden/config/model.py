@@ -17,6 +17,7 @@ from streamwarden.config.kafka import KafkaConfig, refuse_literal_secrets
 from streamwarden.config.paths import overlapping_folders
 from streamwarden.config.sections import (
     OPERATOR_SECTIONS,
+    AggregateConfig,
     OperatorSection,
     PatternsConfig,
     PatternStageConfig,
@@ -32,6 +33,7 @@ from streamwarden.spark.permissions import PRIVATE_UMASK, parse_umask
 
 __all__ = [
     "OPERATOR_SECTIONS",
+    "AggregateConfig",
     "CheckpointConfig",
     "Duration",
     "FieldNames",

@@ -17,6 +17,7 @@ from streamwarden.registry import Registry
 
 __all__ = [
     "OPERATOR_SECTIONS",
+    "AggregateConfig",
     "OperatorSection",
     "PatternStageConfig",
     "PatternsConfig",
@@ -81,6 +82,17 @@ class PreviousConfig(Strict):
     stage: str
 
 
+class AggregateConfig(Strict):
+    """A condition on the events a stage has taken: ``agg`` of ``field`` ``op`` ``value``
+    (``field`` is left out for count)."""
+
+    agg: Literal["count", "sum", "min", "max", "avg"]
+    field: str | None = None
+    stage: str
+    op: Literal["==", "!=", "<", "<=", ">", ">="]
+    value: float
+
+
 Contiguity = Literal[
     "begin", "next", "followed_by", "followed_by_any", "not_next", "not_followed_by"
 ]
@@ -89,10 +101,11 @@ Contiguity = Literal[
 class PatternStageConfig(Strict):
     """One stage of a pattern. ``where`` is a Spark SQL boolean expression over the validated
     event columns (``user_id``, ``event_time``, ``ts_ms``, ``page_number``, ``url``, ``size``,
-    ``raw``); it is compiled when the pipeline starts. Quantifiers: ``times`` (with
-    ``times_max`` for a range), ``one_or_more``, ``optional``, ``greedy``, ``consecutive``;
-    ``until`` (a boolean expression like ``where``) ends a ``one_or_more`` loop at the first
-    event meeting it, as Flink's ``until``."""
+    ``raw``); it is compiled when the pipeline starts. ``previous`` compares with an earlier
+    stage's event; ``aggregates`` aggregate the events of this or an earlier stage.
+    Quantifiers: ``times`` (with ``times_max`` for a range), ``one_or_more``, ``optional``,
+    ``greedy``, ``consecutive``; ``until`` (a boolean expression like ``where``) ends a
+    ``one_or_more`` loop at the first event meeting it, as Flink's ``until``."""
 
     name: str
     contiguity: Contiguity = "followed_by"
@@ -105,6 +118,7 @@ class PatternStageConfig(Strict):
     greedy: bool = False
     consecutive: bool = False
     previous: list[PreviousConfig] = Field(default_factory=list)
+    aggregates: list[AggregateConfig] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_quantifier(self) -> PatternStageConfig:

@@ -134,12 +134,23 @@ def check_stages(events: DataFrame, pattern: Pattern) -> None:
                     f"{prev.stage!r}) compares column {prev.field!r}, which is not in the "
                     f"events; columns: {columns}"
                 )
-        problem = condition_problem(events, stage_condition(stage))
-        if problem is not None:
-            raise PatternError(
-                f"stage {stage.name!r}: its condition {problem} (columns: {columns}); write a "
-                "boolean over those columns, such as F.col('url').startswith('/scan/')"
-            )
+        for agg in stage.aggregates:
+            if agg.field is not None and agg.field not in events.columns:
+                raise PatternError(
+                    f"stage {stage.name!r}: where_aggregate({agg.agg!r}, {agg.field!r}, ...) "
+                    f"aggregates column {agg.field!r}, which is not in the events; columns: "
+                    f"{columns}"
+                )
+        named = [("condition", stage_condition(stage))]
+        if stage.until is not None:
+            named.append(("until condition", stage.until))
+        for what, condition in named:
+            problem = condition_problem(events, condition)
+            if problem is not None:
+                raise PatternError(
+                    f"stage {stage.name!r}: its {what} {problem} (columns: {columns}); write a "
+                    "boolean over those columns, such as F.col('url').startswith('/scan/')"
+                )
 
 
 def _check_arguments(

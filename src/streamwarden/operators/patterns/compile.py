@@ -86,9 +86,10 @@ def compile_pattern(
         raise PatternError(f"max_buffered_per_key must be >= 1, got {max_buffered_per_key}")
     carried = list(dict.fromkeys(fields))
     for stage in pattern.stages:
-        for prev in stage.previous:
-            if prev.field not in carried:
-                carried.append(prev.field)
+        used = [p.field for p in stage.previous] + [a.field for a in stage.aggregates if a.field]
+        for field in used:
+            if field not in carried:
+                carried.append(field)
     names = pattern.stage_names
     stages = [_stage_plan(s, names, carried, numeric_fields) for s in pattern.stages]
     for stage_plan, bit in until_bits(pattern).items():
@@ -172,6 +173,16 @@ def _stage_plan(
                 "numeric": p.field in numeric,
             }
             for p in stage.previous
+        ],
+        "aggregate_conditions": [
+            {
+                "agg": a.agg,
+                "field": -1 if a.field is None else carried.index(a.field),
+                "ref_stage": names.index(a.stage),
+                "op": a.op,
+                "value": a.value,
+            }
+            for a in stage.aggregates
         ],
     }
 

@@ -60,6 +60,8 @@ def _check_columns(config: PatternsConfig) -> None:
     for i, stage in enumerate(config.stages):
         where = f"patterns.stages.{i} ({stage.name!r}).previous"
         used += [(where, p.field) for p in stage.previous]
+        aggregated = f"patterns.stages.{i} ({stage.name!r}).aggregates"
+        used += [(aggregated, a.field) for a in stage.aggregates if a.field is not None]
     for where, column in used:
         if column not in EVENT_COLUMNS:
             raise ConfigError(
@@ -84,6 +86,8 @@ def _with_stage(
     pattern = pattern.where(condition)
     for prev in stage.previous:
         pattern = pattern.where_previous(prev.field, prev.op, prev.stage)
+    for agg in stage.aggregates:
+        pattern = pattern.where_aggregate(agg.agg, agg.field, agg.stage, agg.op, agg.value)
     if stage.times is not None:
         pattern = pattern.times(stage.times, stage.times_max)
     if stage.one_or_more:

@@ -31,9 +31,17 @@ from streamwarden.errors import PatternError
 from streamwarden.operators.arguments import check_duration, check_int, shown
 from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
 
-__all__ = ["Contiguity", "Pattern", "PreviousCondition", "Stage", "StageKind"]
+__all__ = [
+    "AggregateCondition",
+    "Contiguity",
+    "Pattern",
+    "PreviousCondition",
+    "Stage",
+    "StageKind",
+]
 
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+AGGREGATES = ("count", "sum", "min", "max", "avg")
 NO_SKIP = AfterMatch(SkipKind.NO_SKIP)
 
 
@@ -62,6 +70,18 @@ class PreviousCondition:
 
 
 @dataclass(frozen=True)
+class AggregateCondition:
+    """``agg`` (count, sum, min, max, avg) of ``field`` over the events ``stage`` has taken,
+    ``op`` ``value``; ``field`` is None for count."""
+
+    agg: str
+    field: str | None
+    stage: str
+    op: str
+    value: float
+
+
+@dataclass(frozen=True)
 class Stage:
     """One named stage: its conditions (ANDed; ``or_`` adds alternatives) and quantifier."""
 
@@ -71,6 +91,7 @@ class Stage:
     conditions: tuple[Column, ...] = ()
     alternatives: tuple[Column, ...] = ()
     previous: tuple[PreviousCondition, ...] = ()
+    aggregates: tuple[AggregateCondition, ...] = ()
     min_times: int = 1
     max_times: int | None = 1
     optional: bool = False
@@ -153,6 +174,39 @@ class Pattern:
             )
         cond = PreviousCondition(field, op, stage)
         return self._with_last(previous=(*self._last.previous, cond))
+
+    def where_aggregate(
+        self, agg: str, field: str | None, stage: str, op: str, value: float
+    ) -> Pattern:
+        """Requires ``agg`` (count, sum, min, max or avg) of the numeric ``field`` over the
+        events ``stage`` has taken so far to compare (``op``) with ``value``; a limited, typed
+        form of Flink's iterative conditions, evaluated by the engine. ``stage`` is an earlier
+        stage or this one; for this one (a loop) the event under test counts too, e.g. a loop
+        whose prices stay below 100: ``.where_aggregate("sum", "price", "items", "<", 100)``.
+        Over no event, count and sum are 0 and min, max and avg fail. ``field`` is None for
+        count."""
+        call = f"where_aggregate({agg!r}, {field!r}, {stage!r}, {op!r}, {value!r})"
+        call += f" on stage {self._last.name!r}"
+        if agg not in AGGREGATES:
+            raise PatternError(f"{call}: aggregate {agg!r} is not one of {', '.join(AGGREGATES)}")
+        if agg != "count" and (not isinstance(field, str) or not field):
+            raise PatternError(
+                f"{call}: {agg} needs a numeric column name such as 'price', got {shown(field)}"
+            )
+        if op not in COMPARISONS:
+            raise PatternError(f"{call}: comparison {op!r} is not one of {', '.join(COMPARISONS)}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise PatternError(
+                f"{call}: the bound must be a number such as 100, got {shown(value)}"
+            )
+        stages = [s.name for s in self.stages if not s.negation]
+        if stage not in stages:
+            raise PatternError(
+                f"{call}: {stage!r} is not this or an earlier stage that matches events; "
+                f"stages: {', '.join(stages) or 'none'}"
+            )
+        cond = AggregateCondition(agg, None if agg == "count" else field, stage, op, float(value))
+        return self._with_last(aggregates=(*self._last.aggregates, cond))
 
     def times(self, n: int, m: int | None = None) -> Pattern:
         """Exactly ``n`` events, or from ``n`` to ``m`` when ``m`` is given."""
