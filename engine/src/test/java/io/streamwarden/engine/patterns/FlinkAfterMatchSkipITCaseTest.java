@@ -19,8 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Flink CEP's {@code AfterMatchSkipITCase}: its patterns, events and expected matches. Not
- * ported: {@code testSkipToFirstWithOptionalMatch} (an optional first stage) and the three
- * {@code throwExceptionOnMiss} cases ({@code testSkipToFirstElementOfMatch}, {@code
+ * ported: the three {@code throwExceptionOnMiss} cases ({@code testSkipToFirstElementOfMatch}, {@code
  * testSkipToFirstNonExistentPosition}, {@code testSkipToLastNonExistentPosition}).
  */
 class FlinkAfterMatchSkipITCaseTest {
@@ -131,6 +130,15 @@ class FlinkAfterMatchSkipITCaseTest {
     PatternBuilder p = begin("a", nameContains("a")).next("b", nameContains("b"))
         .skip("skip_past_last_event");
     assertMatches(matches(p, a1, c, a2, b2), match(a2, b2));
+  }
+
+  @Test
+  void testSkipToFirstWithOptionalMatch() {
+    String ab1 = ev("ab1", "ab1", 0.0), c1 = ev("c1", "c1", 0.0), ab2 = ev("ab2", "ab2", 0.0);
+    String c2 = ev("c2", "c2", 0.0);
+    PatternBuilder p = begin("x", nameContains("x")).oneOrMore().optional()
+        .next("b", nameContains("b")).next("c", nameContains("c")).skip("skip_to_first", "b");
+    assertMatches(matches(p, ab1, c1, ab2, c2), match(ab1, c1), match(ab2, c2));
   }
 
   @Test
