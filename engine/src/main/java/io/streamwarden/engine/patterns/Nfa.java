@@ -12,16 +12,24 @@ import java.util.List;
 /**
  * The per-key pattern rules, free of Spark so that a test harness can drive them.
  *
- * <p>Semantics follow Flink CEP in event time. Events wait in the key's buffer until the
+ * <p>Semantics follow Flink CEP in event time, transition for transition: each position below
+ * is one of the states Flink's {@code NFACompiler} builds, and Flink's own test suite is ported
+ * as the {@code Flink*ITCaseTest} JUnit classes. Events wait in the key's buffer until the
  * watermark passes them, then are consumed in event-time order. Each partial match sits at a
  * stage with a count of events that stage took; an event can be <em>taken</em> (the condition
- * holds and the quantifier allows more), can make the partial <em>proceed</em> to the next
- * stage (the quantifier is satisfied; not when a greedy loop can take it), and can be
- * <em>ignored</em> (strict: never; relaxed: when the condition fails; any: always). Every event
- * may also start a new partial match at the first stage. A negation stage discards the partial
- * match when its condition holds: {@code not_next} on the next event only, {@code
- * not_followed_by} on any event before the following stage takes one (or, as the last stage,
- * before the pattern's window closes, which completes the match).
+ * holds, the quantifier allows more, and it is not the loop's {@code until} event), can make
+ * the partial <em>proceed</em> to the next stage on the same event (the quantifier is
+ * satisfied; a greedy stage only when it does not take the event and the following stage
+ * does), and can be <em>ignored</em> (strict: never; relaxed: when the condition fails; any:
+ * always). A partial that ignores an event at an optional stage or a satisfied loop commits
+ * to it: it may take another event there but no longer proceed without one (Flink's "ignore"
+ * states). Every event may also start a partial match at the first stage, or, past an
+ * optional first stage, at the next. A negation's event discards the partial match with all
+ * the branches it would have made: {@code not_next} on the next event only, {@code
+ * not_followed_by} on any event while the stage before it is inside its events or the stage
+ * after it has taken none (as the last stage, until the window closes, which completes the
+ * match). Under a skip strategy a completed match waits while a partial match that started
+ * earlier is open, as in Flink, so that the strategy prunes in Flink's order.
  *
  * <p>Identical partial matches reached by different paths are merged, and a match or timeout
  * is reported once for its events whatever NFA positions held them, so none is reported

@@ -19,8 +19,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Flink CEP's {@code AfterMatchSkipITCase}: its patterns, events and expected matches. Not
- * ported: the three {@code throwExceptionOnMiss} cases ({@code testSkipToFirstElementOfMatch}, {@code
- * testSkipToFirstNonExistentPosition}, {@code testSkipToLastNonExistentPosition}).
+ * ported: the three {@code throwExceptionOnMiss} cases ({@code
+ * testSkipToFirstElementOfMatch}, {@code testSkipToFirstNonExistentPosition}, {@code
+ * testSkipToLastNonExistentPosition}).
+ *
+ * <p>Ported from apache/flink at commit 01c950f8.
  */
 class FlinkAfterMatchSkipITCaseTest {
   private static String[] sixAs() {

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Flink CEP's {@code GreedyITCase}: its patterns, events and expected matches. Not ported:
  * {@code testGreedyZeroOrMoreBeforeGroupPattern} (a group pattern).
+ *
+ * <p>Ported from apache/flink at commit 01676656.
  */
 class FlinkGreedyITCaseTest {
   private static final String C = ev("c", "c", 1.0);

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
  * Flink CEP's {@code GroupITCase}. Group patterns (a sub-pattern with a quantifier) are not in
  * the DSL; the three cases whose group has no quantifier are the same pattern with the group's
  * stages written in line, and are ported so. The other fifteen are not ported.
+ *
+ * <p>Ported from apache/flink at commit 1ac1e0d7.
  */
 class FlinkGroupITCaseTest {
   private static final String C = ev("c", "c", 1.0), A1 = ev("a1", "a", 2.0);

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
  * events (plus the current event's, for the loop's own condition) and compare the sum with a
  * bound; the engine's typed aggregate conditions ({@code where_aggregate}) express exactly
  * that. (The same seven cases are in older versions of {@code NFAITCase}.)
+ *
+ * <p>Ported from apache/flink at commit 2b4f9907.
  */
 class FlinkIterativeConditionsITCaseTest {
   private static final String S1 = ev("startEvent1", "start", 1.0);

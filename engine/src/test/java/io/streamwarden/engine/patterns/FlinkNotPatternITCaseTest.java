@@ -18,6 +18,8 @@ import org.junit.jupiter.api.Test;
  * {@code testNotFollowedByWithinPreviousAndCurrentAtEnd} (within between consecutive events)
  * and {@code testNotFollowByBeforeTimesWithin} ({@code times(0, 2)}: a stage with a minimum of
  * zero).
+ *
+ * <p>Ported from apache/flink at commit 1a0227f8.
  */
 class FlinkNotPatternITCaseTest {
   static final String A1 = ev("a1", "a", 1.0);

@@ -21,6 +21,8 @@ import org.junit.jupiter.api.Test;
  * Flink CEP's {@code SameElementITCase}: events equal to each other (Flink compares events by
  * value, so equal events carry the same label here). Not ported: {@code
  * testClearingBufferWithUntilAtTheEnd} (an until condition counting the loop's events).
+ *
+ * <p>Ported from apache/flink at commit 171709aa.
  */
 class FlinkSameElementITCaseTest {
   private static final String START = ev("startEvent", "c", 1.0);

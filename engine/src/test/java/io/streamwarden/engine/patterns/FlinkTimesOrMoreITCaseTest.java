@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
  * Flink CEP's {@code TimesOrMoreITCase} with its parameter {@code time = null}. Not ported: the
  * same eleven cases with {@code time = 3 ms} ({@code timesOrMore(2, windowTime)}, a window
  * between consecutive events of the loop).
+ *
+ * <p>Ported from apache/flink at commit 09f589b3.
  */
 class FlinkTimesOrMoreITCaseTest {
   // Flink's ConsecutiveData

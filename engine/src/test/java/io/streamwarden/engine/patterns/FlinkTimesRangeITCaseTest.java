@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
  * Flink CEP's {@code TimesRangeITCase} (Flink's {@code ConsecutiveData} events). Not ported:
  * {@code testTimesRangeFromZero} and {@code testTimesRangeStrict} ({@code times(0, m)}: a
  * stage with a minimum of zero).
+ *
+ * <p>Ported from apache/flink at commit 08c3b6c4.
  */
 class FlinkTimesRangeITCaseTest {
   @Test

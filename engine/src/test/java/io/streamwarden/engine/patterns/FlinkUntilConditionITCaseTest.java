@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
  * Flink CEP's {@code UntilConditionITCase}: {@code until()} on a loop. Not ported: {@code
  * testIterativeUntilConditionOneOrMore} and {@code testIterativeUntilConditionZeroOrMore} (an
  * until condition over the sum of the loop's prices).
+ *
+ * <p>Ported from apache/flink at commit 0f3b63a7.
  */
 class FlinkUntilConditionITCaseTest {
   /** Flink's UNTIL_CONDITION: {@code value.getPrice() == 5.0}. */
