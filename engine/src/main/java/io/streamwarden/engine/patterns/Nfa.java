@@ -168,7 +168,7 @@ public final class Nfa {
       out.add(Found.overflow(dropped));
     }
     s.partials = kept;
-    if (!done.isEmpty()) {
+    if (!done.isEmpty() || !s.held.isEmpty()) { // a held match may wait no longer
       emitWithSkip(new ArrayList<>(done), s, out);
     }
   }

@@ -334,4 +334,26 @@ class NfaTest {
     fromCopy.addAll(NfaTestUtilities.describe(found));
     assertEquals(key.watermark(10_000), fromCopy);
   }
+
+  // -- matches held under a skip strategy -----------------------------------------------------
+
+  /** An event named {@code name} with a second field, {@code value}, for comparisons. */
+  private static PEvent valued(PatternBuilder p, String name, String value, long tsMs) {
+    return new PEvent(tsMs, p.event(name, tsMs).mask, new String[] {name, value});
+  }
+
+  @Test
+  void aHeldMatchIsReleasedWhenTheEarlierPartialDiesNotOnlyAtItsDeadline() {
+    // a !x b, b's value equal to a's: [a2 b2] completes while [a1] (earlier) is still open, so
+    // it waits; x then discards [a1], and [a2 b2] is reported at x, not at a1's deadline
+    PatternBuilder p = begin("a", named("a")).notFollowedBy("x", named("x"))
+        .followedBy("b", named("b")).wherePrevious(1, "==", "a", false)
+        .skip("skip_past_last_event");
+    KeyDriver key = new KeyDriver(p.plan());
+    assertEquals(List.of(), key.batch(3000, List.of(valued(p, "a1", "1", 1000),
+        valued(p, "a2", "2", 2000), valued(p, "b2", "2", 3000))));
+    assertEquals(1, key.state.held.size());
+    assertEquals(List.of("match a2 b2"), key.batch(4000, List.of(valued(p, "x", "0", 4000))));
+    assertTrue(key.state.holdsNothing());
+  }
 }
