@@ -544,7 +544,7 @@ def test_where_aggregate_bounds_the_sum_over_a_loop_including_the_event_under_te
         .within(WINDOW)
     )
     tester = PatternTester(spark, pattern, fields=("name", "price"))
-    got = matched_names(tester.run(price_stream(("s1", 1.0), ("s2", 2.0), ("s3", 3.0), ("e", 0))))
+    got = matched_names(tester.run(price_stream(("s1", 1.0), ("s2", 2.0), ("s3", 3.0), ("e", 0.0))))
     assert sorted(got) == [["s1", "s2", "e"]]
 
 
