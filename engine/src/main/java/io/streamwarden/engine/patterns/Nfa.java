@@ -90,7 +90,7 @@ public final class Nfa {
       next = s.buffer.get(0).tsMs;
     }
     for (Partial p : s.partials) {
-      long deadline = p.startMs() + plan.withinMs;
+      long deadline = plan.deadlineOf(p);
       if (next == KeyState.NO_TIMER || deadline < next) {
         next = deadline;
       }
@@ -110,7 +110,7 @@ public final class Nfa {
     LinkedHashSet<Partial> timedOut = null;
     for (int i = 0; i < s.partials.size(); i++) {
       Partial p = s.partials.get(i);
-      if (nowMs < p.startMs() + plan.withinMs) {
+      if (nowMs < plan.deadlineOf(p)) {
         if (kept != null) {
           kept.add(p);
         }
@@ -133,7 +133,7 @@ public final class Nfa {
     s.partials = kept;
     timedOut.removeAll(completed);
     for (Partial p : timedOut) {
-      out.add(Found.timeout(p, p.startMs() + plan.withinMs));
+      out.add(Found.timeout(p, plan.deadlineOf(p)));
     }
     emitWithSkip(new ArrayList<>(completed), s, out); // also releases matches held for these
   }

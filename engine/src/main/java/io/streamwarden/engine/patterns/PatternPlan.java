@@ -121,6 +121,9 @@ public final class PatternPlan implements Serializable {
   public final List<Stage> stages;
   public final List<String> fields;
   public final long withinMs;
+  /** The longest gap between a partial match's consecutive events (Flink's {@code within} of
+   * type PREVIOUS_AND_CURRENT); 0 for none. {@code withinMs} still bounds the whole match. */
+  public final long withinGapMs;
   public final Skip skip;
   public final int skipStage;
   public final int maxPartialsPerKey;
@@ -134,12 +137,14 @@ public final class PatternPlan implements Serializable {
    */
   public final boolean keepEmptyState;
 
-  private PatternPlan(List<Stage> stages, List<String> fields, long withinMs, Skip skip,
+  private PatternPlan(List<Stage> stages, List<String> fields, long withinMs, long withinGapMs,
+      Skip skip,
       int skipStage, int maxPartialsPerKey, int maxBufferedPerKey, boolean emitTimeouts,
       long slowKeyThresholdMs, boolean keepEmptyState) {
     this.stages = stages;
     this.fields = fields;
     this.withinMs = withinMs;
+    this.withinGapMs = withinGapMs;
     this.skip = skip;
     this.skipStage = skipStage;
     this.maxPartialsPerKey = maxPartialsPerKey;
@@ -147,6 +152,13 @@ public final class PatternPlan implements Serializable {
     this.emitTimeouts = emitTimeouts;
     this.slowKeyThresholdMs = slowKeyThresholdMs;
     this.keepEmptyState = keepEmptyState;
+  }
+
+  /** When partial match {@code p} expires: its first event + within, or sooner, its last
+   * event + the gap allowed between consecutive events. */
+  public long deadlineOf(Partial p) {
+    long deadline = p.startMs() + withinMs;
+    return withinGapMs > 0 ? Math.min(deadline, p.last().tsMs + withinGapMs) : deadline;
   }
 
   public int size() {
@@ -187,6 +199,7 @@ public final class PatternPlan implements Serializable {
       }
       JsonNode skip = root.get("skip");
       return new PatternPlan(stages, fields, root.get("within_ms").asLong(),
+          root.path("within_gap_ms").asLong(0),
           Skip.valueOf(skip.get("kind").asText().toUpperCase()), skip.path("stage").asInt(-1),
           required(root, "max_partials_per_key").asInt(),
           required(root, "max_buffered_per_key").asInt(),

@@ -15,8 +15,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Flink CEP's {@code NotPatternITCase} (flink-libraries/flink-cep/src/test/java/org/apache/
  * flink/cep/nfa/NotPatternITCase.java): its patterns, events and expected matches. Not ported:
- * {@code testNotFollowedByWithinPreviousAndCurrentAtEnd} (within between consecutive events)
- * and {@code testNotFollowByBeforeTimesWithin} ({@code times(0, 2)}: a stage with a minimum of
+ * {@code testNotFollowByBeforeTimesWithin} ({@code times(0, 2)}: a stage with a minimum of
  * zero).
  *
  * <p>Ported from apache/flink at commit 1a0227f8.
@@ -255,6 +254,18 @@ class FlinkNotPatternITCaseTest {
     String c = ev("c", "c", 4.0), b2 = ev("b2", "b", 5.0), a3 = ev("a3", "a", 7.0);
     String b3 = ev("b3", "b", 8.0);
     PatternBuilder p = begin("a", name("a")).notFollowedBy("b", name("b")).within(3);
+    assertMatches(matchesAt(p, new long[] {1, 2, 4, 5, 10, 11, 13}, a1, b1, a2, c, b2, a3, b3),
+        match(a2));
+  }
+
+  @Test
+  void testNotFollowedByWithinPreviousAndCurrentAtEnd() {
+    String a1 = ev("a1", "a", 1.0), b1 = ev("b1", "b", 2.0), a2 = ev("a2", "a", 3.0);
+    String c = ev("c", "c", 4.0), b2 = ev("b2", "b", 5.0), a3 = ev("a3", "a", 7.0);
+    String b3 = ev("b3", "b", 8.0);
+    // within(3 ms, PREVIOUS_AND_CURRENT); the whole match is bounded too, by a longer within
+    PatternBuilder p = begin("a", name("a")).notFollowedBy("b", name("b")).within(1000)
+        .withinConsecutive(3);
     assertMatches(matchesAt(p, new long[] {1, 2, 4, 5, 10, 11, 13}, a1, b1, a2, c, b2, a3, b3),
         match(a2));
   }

@@ -356,4 +356,22 @@ class NfaTest {
     assertEquals(List.of("match a2 b2"), key.batch(4000, List.of(valued(p, "x", "0", 4000))));
     assertTrue(key.state.holdsNothing());
   }
+
+  // -- within between consecutive events --------------------------------------------------------
+
+  @Test
+  void aGapLongerThanWithinConsecutiveEndsThePartialMatchAtItsLastEventPlusTheGap() {
+    PatternBuilder p = begin("a", named("a")).followedBy("b", named("b")).oneOrMore()
+        .followedBy("c", named("c")).within(100_000).withinConsecutive(5_000).emitTimeouts();
+    KeyDriver key = new KeyDriver(p.plan());
+    List<String> out = new ArrayList<>(key.batch(-1, List.of(p.event("a", 1_000),
+        p.event("b1", 3_000), p.event("b2", 7_000), p.event("c", 20_000))));
+    out.addAll(key.watermark(200_000));
+    // b2 came 4 s after b1, c 13 s after b2: each partial ends 5 s after its last event
+    assertEquals(List.of("timeout a b1 @8000", "timeout a b1 b2 @12000"), sorted(out));
+    PatternBuilder q = begin("a", named("a")).followedBy("b", named("b")).oneOrMore()
+        .followedBy("c", named("c")).within(100_000).withinConsecutive(5_000);
+    assertEquals(List.of("match a b1 b2 c", "match a b1 c"),
+        sorted(only("match", run(q, "a", "x", "b1", "x", "b2", "x", "c"))));
+  }
 }

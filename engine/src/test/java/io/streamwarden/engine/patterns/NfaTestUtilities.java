@@ -169,6 +169,12 @@ final class NfaTestUtilities {
       return this;
     }
 
+    /** The longest gap between consecutive events of a match. */
+    PatternBuilder withinConsecutive(long ms) {
+      root.put("within_gap_ms", ms);
+      return this;
+    }
+
     /** An after-match skip strategy such as {@code skip_to_first}, optionally with a stage. */
     PatternBuilder skip(String kind, String stage) {
       int index = -1;
