@@ -307,3 +307,11 @@ def test_an_aggregate_of_an_unknown_column_fails_at_load_naming_the_stage():
     assert "patterns.stages.1 ('b').aggregates: 'price' is not a validated event column" in str(
         caught.value
     )
+
+
+def test_within_consecutive_bounds_the_gap_between_a_matchs_events():
+    config = parse_pipeline_config(stages(BEGIN, within_consecutive="5s"))
+    assert config.patterns is not None
+    assert pattern_from_config(config.patterns).gap == timedelta(seconds=5)
+    with pytest.raises(ConfigError, match="patterns.within_consecutive must be > 0"):
+        parse_pipeline_config(stages(BEGIN, within_consecutive="0s"))

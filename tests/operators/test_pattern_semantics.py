@@ -558,3 +558,18 @@ def test_where_aggregate_refuses_what_it_cannot_compute() -> None:
         start.where_aggregate("sum", "price", "zz", "<", 1)
     with pytest.raises(PatternError, match="the bound must be a number"):
         start.where_aggregate("sum", "price", "a", "<", "5")  # type: ignore[arg-type]
+
+
+def test_within_consecutive_ends_a_partial_match_when_its_next_event_comes_too_late(
+    spark: Any,
+) -> None:
+    pattern = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .followed_by("b")
+        .where(named("b"))
+        .within(WINDOW)
+        .within_consecutive(timedelta(seconds=5))
+    )
+    assert matches(spark, pattern, "a", "x", "x", "b") == [["a", "b"]]  # b 3 s after a
+    assert matches(spark, pattern, "a", "x", "x", "x", "x", "x", "b") == []  # b 6 s after a

@@ -137,7 +137,8 @@ SkipStrategy = Literal[
 class PatternsConfig(OperatorSection):
     """A keyed pattern over the validated events (operator ``patterns``). ``key`` is a
     validated column (default ``user_id``); ``fields`` are carried into each matched event of
-    the output. Every partial match is dropped at its first event + ``within`` (lesson L3)."""
+    the output. Every partial match is dropped at its first event + ``within`` (lesson L3), and,
+    with ``within_consecutive``, sooner when that long passes after its last event."""
 
     outputs = ("matches",)
     optional_outputs = ("timeouts",)
@@ -146,6 +147,7 @@ class PatternsConfig(OperatorSection):
     key: str = "user_id"
     fields: list[str] = Field(default_factory=lambda: ["url"])
     within: Duration
+    within_consecutive: OptionalDuration = None
     skip: SkipStrategy = "no_skip"
     skip_stage: str | None = None
     max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
@@ -160,6 +162,8 @@ class PatternsConfig(OperatorSection):
     def _consistent(self) -> PatternsConfig:
         if self.within <= timedelta(0):
             raise ValueError(f"patterns.within must be > 0, got {format_duration(self.within)!r}")
+        if self.within_consecutive is not None and self.within_consecutive <= timedelta(0):
+            raise ValueError("patterns.within_consecutive must be > 0, or 'off'")
         if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
             raise ValueError("patterns.idle_timeout must be > 0, or 'off' to turn it off")
         if self.stages[0].contiguity != "begin":

@@ -99,6 +99,7 @@ def compile_pattern(
         "stages": stages,
         "fields": carried,
         "within_ms": _ms(pattern.window),
+        "within_gap_ms": 0 if pattern.gap is None else _ms(pattern.gap),
         "skip": {
             "kind": skip.kind.value,
             "stage": -1 if skip.stage is None else names.index(skip.stage),

@@ -49,6 +49,8 @@ def pattern_from_config(
     skip = AfterMatch(SkipKind(config.skip), config.skip_stage)
     try:
         pattern = pattern.within(config.within).skip(skip)
+        if config.within_consecutive is not None:
+            pattern = pattern.within_consecutive(config.within_consecutive)
         pattern.check()
     except PatternError as exc:
         raise ConfigError(f"patterns: {exc}") from None

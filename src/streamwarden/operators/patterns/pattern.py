@@ -116,6 +116,9 @@ class Pattern:
 
     stages: tuple[Stage, ...]
     window: timedelta | None = None
+    #: The longest gap between a match's consecutive events (Flink's ``within`` of type
+    #: PREVIOUS_AND_CURRENT); the whole match stays bounded by ``window``.
+    gap: timedelta | None = None
     after_match: AfterMatch = NO_SKIP
 
     # -- building ---------------------------------------------------------------------------
@@ -287,6 +290,20 @@ class Pattern:
         if duration <= timedelta(0):
             raise PatternError(f"within({duration!r}): the window must be > 0")
         return replace(self, window=duration)
+
+    def within_consecutive(self, gap: timedelta) -> Pattern:
+        """Also ends a partial match when ``gap`` passes after its last event without the
+        next one (Flink's ``within`` between the previous and the current event). The whole
+        match stays bounded by :meth:`within`, which a pattern still needs."""
+        check_duration(
+            PatternError,
+            f"within_consecutive({gap!r}): the gap",
+            gap,
+            example="timedelta(seconds=30)",
+        )
+        if gap <= timedelta(0):
+            raise PatternError(f"within_consecutive({gap!r}): the gap must be > 0")
+        return replace(self, gap=gap)
 
     def skip(self, strategy: AfterMatch) -> Pattern:
         """Which partial matches to discard after a match (default: no skip)."""
