@@ -313,5 +313,5 @@ def test_within_consecutive_bounds_the_gap_between_a_matchs_events():
     config = parse_pipeline_config(stages(BEGIN, within_consecutive="5s"))
     assert config.patterns is not None
     assert pattern_from_config(config.patterns).gap == timedelta(seconds=5)
-    with pytest.raises(ConfigError, match="patterns.within_consecutive must be > 0"):
+    with pytest.raises(ConfigError, match=r"patterns\.within_consecutive must be > 0"):
         parse_pipeline_config(stages(BEGIN, within_consecutive="0s"))
