@@ -459,6 +459,24 @@ public final class Nfa {
     }
   }
 
+  /** The event a skip_to_first/last prunes before; with throw_on_miss, no such event (or the
+   * match's own first event, which would find the match again) is a {@link SkipMissException},
+   * as Flink's {@code throwExceptionOnMiss}. Without it, no event means no skip. */
+  private long skipTarget(Partial m, PEvent e, String strategy) {
+    String stage = plan.stages.get(plan.skipStage).name;
+    if (plan.skipThrowOnMiss && e == null) {
+      throw new SkipMissException(strategy + "('" + stage + "') with throw_on_miss: the match "
+          + "has no event of stage '" + stage + "'; make the stage mandatory, or drop "
+          + "throw_on_miss to skip nothing then");
+    }
+    if (plan.skipThrowOnMiss && e == m.first()) {
+      throw new SkipMissException(strategy + "('" + stage + "') with throw_on_miss: it would "
+          + "skip to the match's own first event and find the match again; skip to a later "
+          + "stage");
+    }
+    return e == null ? Long.MIN_VALUE : e.ord;
+  }
+
   private static boolean startedEarlier(List<Partial> partials, long ord) {
     for (Partial p : partials) {
       if (p.first().ord < ord) {
@@ -479,14 +497,10 @@ public final class Nfa {
         return m.first().ord;
       case SKIP_PAST_LAST_EVENT:
         return m.last().ord;
-      case SKIP_TO_FIRST: {
-        PEvent e = m.firstOf(plan.skipStage);
-        return e == null ? Long.MIN_VALUE : e.ord;
-      }
-      case SKIP_TO_LAST: {
-        PEvent e = m.lastOf(plan.skipStage);
-        return e == null ? Long.MIN_VALUE : e.ord;
-      }
+      case SKIP_TO_FIRST:
+        return skipTarget(m, m.firstOf(plan.skipStage), "skip_to_first");
+      case SKIP_TO_LAST:
+        return skipTarget(m, m.lastOf(plan.skipStage), "skip_to_last");
       default:
         return Long.MIN_VALUE;
     }

@@ -126,6 +126,8 @@ public final class PatternPlan implements Serializable {
   public final long withinGapMs;
   public final Skip skip;
   public final int skipStage;
+  /** Flink's {@code throwExceptionOnMiss}: no event to skip to is an error, not no skip. */
+  public final boolean skipThrowOnMiss;
   public final int maxPartialsPerKey;
   /** Cap on one key's events waiting for the watermark ({@link BufferCap}). */
   public final int maxBufferedPerKey;
@@ -139,14 +141,15 @@ public final class PatternPlan implements Serializable {
 
   private PatternPlan(List<Stage> stages, List<String> fields, long withinMs, long withinGapMs,
       Skip skip,
-      int skipStage, int maxPartialsPerKey, int maxBufferedPerKey, boolean emitTimeouts,
-      long slowKeyThresholdMs, boolean keepEmptyState) {
+      int skipStage, boolean skipThrowOnMiss, int maxPartialsPerKey, int maxBufferedPerKey,
+      boolean emitTimeouts, long slowKeyThresholdMs, boolean keepEmptyState) {
     this.stages = stages;
     this.fields = fields;
     this.withinMs = withinMs;
     this.withinGapMs = withinGapMs;
     this.skip = skip;
     this.skipStage = skipStage;
+    this.skipThrowOnMiss = skipThrowOnMiss;
     this.maxPartialsPerKey = maxPartialsPerKey;
     this.maxBufferedPerKey = maxBufferedPerKey;
     this.emitTimeouts = emitTimeouts;
@@ -201,6 +204,7 @@ public final class PatternPlan implements Serializable {
       return new PatternPlan(stages, fields, root.get("within_ms").asLong(),
           root.path("within_gap_ms").asLong(0),
           Skip.valueOf(skip.get("kind").asText().toUpperCase()), skip.path("stage").asInt(-1),
+          skip.path("throw_on_miss").asBoolean(false),
           required(root, "max_partials_per_key").asInt(),
           required(root, "max_buffered_per_key").asInt(),
           required(root, "emit_timeouts").asBoolean(),

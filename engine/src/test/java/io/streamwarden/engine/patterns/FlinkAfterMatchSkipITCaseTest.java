@@ -9,6 +9,7 @@ import static io.streamwarden.engine.patterns.FlinkCases.name;
 import static io.streamwarden.engine.patterns.FlinkCases.nameContains;
 import static io.streamwarden.engine.patterns.NfaTestUtilities.any;
 import static io.streamwarden.engine.patterns.NfaTestUtilities.begin;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.streamwarden.engine.patterns.NfaTestUtilities.KeyDriver;
@@ -18,10 +19,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Flink CEP's {@code AfterMatchSkipITCase}: its patterns, events and expected matches. Not
- * ported: the three {@code throwExceptionOnMiss} cases ({@code
- * testSkipToFirstElementOfMatch}, {@code testSkipToFirstNonExistentPosition}, {@code
- * testSkipToLastNonExistentPosition}).
+ * Flink CEP's {@code AfterMatchSkipITCase}: its patterns, events and expected matches; where
+ * Flink expects its {@code FlinkRuntimeException} ({@code throwExceptionOnMiss}), the engine
+ * throws its {@link SkipMissException}.
  *
  * <p>Ported from apache/flink at commit 01c950f8.
  */
@@ -171,10 +171,33 @@ class FlinkAfterMatchSkipITCaseTest {
 
   // Flink's MissedSkipTo
   private static List<String> missedSkipTo(String skip) {
+    return missedSkipTo(skip, false);
+  }
+
+  private static List<String> missedSkipTo(String skip, boolean throwOnMiss) {
     String a = ev("a", "a", 0.0), c = ev("c", "c", 0.0);
     PatternBuilder p = begin("a", nameContains("a")).next("b", nameContains("b")).oneOrMore()
         .optional().consecutive().next("c", nameContains("c")).skip(skip, "b");
+    if (throwOnMiss) {
+      p.throwOnMiss();
+    }
     return matches(p, a, c);
+  }
+
+  @Test
+  void testSkipToFirstElementOfMatch() {
+    PatternBuilder p = begin("a", nameContains("a")).skip("skip_to_first", "a").throwOnMiss();
+    assertThrows(SkipMissException.class, () -> matches(p, ev("a1", "a1", 0.0)));
+  }
+
+  @Test
+  void testSkipToFirstNonExistentPosition() {
+    assertThrows(SkipMissException.class, () -> missedSkipTo("skip_to_first", true));
+  }
+
+  @Test
+  void testSkipToLastNonExistentPosition() {
+    assertThrows(SkipMissException.class, () -> missedSkipTo("skip_to_last", true));
   }
 
   @Test

@@ -187,6 +187,12 @@ final class NfaTestUtilities {
       return this;
     }
 
+    /** Flink's {@code throwExceptionOnMiss()} on the skip strategy. */
+    PatternBuilder throwOnMiss() {
+      ((ObjectNode) root.get("skip")).put("throw_on_miss", true);
+      return this;
+    }
+
     PatternBuilder skip(String kind) {
       return skip(kind, null);
     }
