@@ -143,6 +143,7 @@ def test_the_declared_pattern_is_built_stage_by_stage():
         (stages(BEGIN, within="0s"), "patterns.within must be > 0"),
         (stages(BEGIN, skip="skip_to_last"), "needs skip_stage naming a stage (a)"),
         (stages(BEGIN, skip_stage="a"), "skip_stage only goes with skip_to_first"),
+        (stages(BEGIN, skip_throw_on_miss=True), "skip_throw_on_miss only goes with skip_to_first"),
         (stages(BEGIN, max_partials_per_key=0), "patterns.max_partials_per_key"),
         (stages(), "patterns.stages"),
         (stages({**BEGIN, "contiguity": "sometimes"}), "patterns.stages.0.contiguity"),

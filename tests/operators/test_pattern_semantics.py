@@ -573,3 +573,27 @@ def test_within_consecutive_ends_a_partial_match_when_its_next_event_comes_too_l
     )
     assert matches(spark, pattern, "a", "x", "x", "b") == [["a", "b"]]  # b 3 s after a
     assert matches(spark, pattern, "a", "x", "x", "x", "x", "x", "b") == []  # b 6 s after a
+
+
+def test_throw_on_miss_sets_the_completing_event_aside_as_poison_saying_why(spark: Any) -> None:
+    # AfterMatchSkipITCase.testSkipToFirstNonExistentPosition: b never took an event
+    from streamwarden.testing.records import DeadLetter
+
+    pattern = (
+        Pattern.begin("a")
+        .where(named("a"))
+        .next("b")
+        .where(named("b"))
+        .one_or_more()
+        .optional()
+        .consecutive()
+        .next("c")
+        .where(named("c"))
+        .within(WINDOW)
+        .skip(AfterMatch.skip_to_first("b", throw_on_miss=True))
+    )
+    out = name_tester(spark, pattern).run(stream("a", "c"))
+    dead = [r for r in out if isinstance(r, DeadLetter)]
+    assert [(d.reason, d.event_ts_ms) for d in dead] == [("poison", 2000)]
+    assert "skip_to_first('b') with throw_on_miss" in (dead[0].detail or "")
+    assert matched_names(out) == []

@@ -150,6 +150,7 @@ class PatternsConfig(OperatorSection):
     within_consecutive: OptionalDuration = None
     skip: SkipStrategy = "no_skip"
     skip_stage: str | None = None
+    skip_throw_on_miss: bool = False
     max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
     max_partials_per_key: int = Field(default=defaults.MAX_PARTIALS_PER_KEY, ge=1)
     max_buffered_per_key: int = Field(default=defaults.MAX_BUFFERED_PER_KEY, ge=1)
@@ -185,6 +186,10 @@ class PatternsConfig(OperatorSection):
             )
         if not needs_stage and self.skip_stage is not None:
             raise ValueError("patterns.skip_stage only goes with skip_to_first or skip_to_last")
+        if not needs_stage and self.skip_throw_on_miss:
+            raise ValueError(
+                "patterns.skip_throw_on_miss only goes with skip_to_first or skip_to_last"
+            )
         return self
 
     def check_sinks(self, configured: Collection[str]) -> None:

@@ -103,6 +103,7 @@ def compile_pattern(
         "skip": {
             "kind": skip.kind.value,
             "stage": -1 if skip.stage is None else names.index(skip.stage),
+            "throw_on_miss": skip.throw_on_miss,
         },
         "max_partials_per_key": max_partials_per_key,
         "max_buffered_per_key": max_buffered_per_key,

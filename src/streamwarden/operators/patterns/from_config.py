@@ -46,7 +46,7 @@ def pattern_from_config(
         except PatternError as exc:
             raise ConfigError(f"patterns.stages.{i} ({stage.name!r}): {exc}") from None
     assert pattern is not None  # the config has at least one stage
-    skip = AfterMatch(SkipKind(config.skip), config.skip_stage)
+    skip = AfterMatch(SkipKind(config.skip), config.skip_stage, config.skip_throw_on_miss)
     try:
         pattern = pattern.within(config.within).skip(skip)
         if config.within_consecutive is not None:

@@ -22,6 +22,10 @@ class AfterMatch:
 
     kind: SkipKind
     stage: str | None = None
+    #: Flink's ``throwExceptionOnMiss``: a match without an event to skip to (or whose skip
+    #: would return to its own first event) is an error instead of no skip; the event that
+    #: completed it becomes a ``poison`` dead letter saying so.
+    throw_on_miss: bool = False
 
     @classmethod
     def no_skip(cls) -> AfterMatch:
@@ -40,11 +44,11 @@ class AfterMatch:
         return cls(SkipKind.SKIP_PAST_LAST_EVENT)
 
     @classmethod
-    def skip_to_first(cls, stage: str) -> AfterMatch:
+    def skip_to_first(cls, stage: str, *, throw_on_miss: bool = False) -> AfterMatch:
         """Discards partial matches that started before the first event of ``stage``."""
-        return cls(SkipKind.SKIP_TO_FIRST, stage)
+        return cls(SkipKind.SKIP_TO_FIRST, stage, throw_on_miss)
 
     @classmethod
-    def skip_to_last(cls, stage: str) -> AfterMatch:
+    def skip_to_last(cls, stage: str, *, throw_on_miss: bool = False) -> AfterMatch:
         """Discards partial matches that started before the last event of ``stage``."""
-        return cls(SkipKind.SKIP_TO_LAST, stage)
+        return cls(SkipKind.SKIP_TO_LAST, stage, throw_on_miss)
