@@ -23,8 +23,8 @@ class AfterMatch:
     kind: SkipKind
     stage: str | None = None
     #: Flink's ``throwExceptionOnMiss``: a match without an event to skip to (or whose skip
-    #: would return to its own first event) is an error instead of no skip; the event that
-    #: completed it becomes a ``poison`` dead letter saying so.
+    #: would return to its own first event) is an error instead of no skip: the query stops
+    #: with a message naming the key and the stage, as the Flink job fails.
     throw_on_miss: bool = False
 
     @classmethod

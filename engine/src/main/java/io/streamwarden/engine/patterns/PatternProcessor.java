@@ -71,6 +71,9 @@ public final class PatternProcessor extends StatefulProcessor<String, Row, Row> 
     int held;
     try {
       held = apply(key, readable, watermarkMs, out);
+    } catch (SkipMissException e) { // the user asked for an error: not a poison event
+      throw new IllegalStateException("the pattern engine stopped on key '" + key + "': "
+          + e.getMessage(), e);
     } catch (RuntimeException e) {
       held = isolate(key, readable, watermarkMs, out);
     }
