@@ -5,7 +5,6 @@ import io.streamwarden.engine.patterns.PatternPlan.FieldCondition;
 import io.streamwarden.engine.patterns.PatternPlan.Kind;
 import io.streamwarden.engine.patterns.PatternPlan.Stage;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 
@@ -37,21 +36,14 @@ import java.util.List;
  * reported as timed out; a key holding no partial match and no waiting event holds no state.
  */
 public final class Nfa {
-  private static final Comparator<Partial> MATCH_ORDER =
-      Comparator.<Partial>comparingLong(p -> p.first().ord)
-          .thenComparingInt(p -> p.events.size())
-          .thenComparingLong(p -> p.last().ord);
-  private static final Comparator<Partial> HELD_ORDER =
-      Comparator.<Partial>comparingLong(p -> p.first().ord)
-          .thenComparing(Comparator.<Partial>comparingInt(p -> p.events.size()).reversed())
-          .thenComparingLong(p -> p.last().ord);
-
   private final PatternPlan plan;
   private final List<Stage> stages;
+  private final AfterMatchSkip skip;
 
   public Nfa(PatternPlan plan) {
     this.plan = plan;
     this.stages = plan.stages;
+    this.skip = new AfterMatchSkip(plan);
   }
 
   public PatternPlan plan() {
@@ -135,7 +127,7 @@ public final class Nfa {
     for (Partial p : timedOut) {
       out.add(Found.timeout(p, plan.deadlineOf(p)));
     }
-    emitWithSkip(new ArrayList<>(completed), s, out); // also releases matches held for these
+    skip.emit(new ArrayList<>(completed), s, out); // also releases matches held for these
   }
 
   private void step(KeyState s, PEvent e, List<Found> out) {
@@ -169,7 +161,7 @@ public final class Nfa {
     }
     s.partials = kept;
     if (!done.isEmpty() || !s.held.isEmpty()) { // a held match may wait no longer
-      emitWithSkip(new ArrayList<>(done), s, out);
+      skip.emit(new ArrayList<>(done), s, out);
     }
   }
 
@@ -425,84 +417,6 @@ public final class Nfa {
         return cmp >= 0;
       default:
         throw new IllegalArgumentException("unknown comparison " + op);
-    }
-  }
-
-  /**
-   * Reports completed matches earliest-start first; after each, the skip strategy discards
-   * partial matches (and not yet reported matches) as Flink's AfterMatchSkipStrategy does.
-   * Under a skip strategy a match waits (in {@code s.held}) while a partial match that started
-   * earlier is still open, as in Flink: that partial may complete first and its skip may
-   * discard the waiting match. Matches with the same start go longest first.
-   */
-  private void emitWithSkip(List<Partial> done, KeyState s, List<Found> out) {
-    if (plan.skip == PatternPlan.Skip.NO_SKIP) {
-      done.sort(MATCH_ORDER);
-      for (Partial m : done) {
-        out.add(Found.match(m));
-      }
-      return;
-    }
-    s.held.addAll(done);
-    s.held.sort(HELD_ORDER);
-    while (!s.held.isEmpty() && !startedEarlier(s.partials, s.held.get(0).first().ord)) {
-      Partial m = s.held.remove(0);
-      out.add(Found.match(m));
-      long pruneBefore = pruningOrd(m);
-      if (pruneBefore == Long.MIN_VALUE) {
-        continue;
-      }
-      boolean inclusive = plan.skip == PatternPlan.Skip.SKIP_TO_NEXT
-          || plan.skip == PatternPlan.Skip.SKIP_PAST_LAST_EVENT;
-      s.partials.removeIf(p -> prunes(p, pruneBefore, inclusive));
-      s.held.removeIf(p -> prunes(p, pruneBefore, inclusive));
-    }
-  }
-
-  /** The event a skip_to_first/last prunes before; with throw_on_miss, no such event (or the
-   * match's own first event, which would find the match again) is a {@link SkipMissException},
-   * as Flink's {@code throwExceptionOnMiss}. Without it, no event means no skip. */
-  private long skipTarget(Partial m, PEvent e, String strategy) {
-    String stage = plan.stages.get(plan.skipStage).name;
-    if (plan.skipThrowOnMiss && e == null) {
-      throw new SkipMissException(strategy + "('" + stage + "') with throw_on_miss: the match "
-          + "has no event of stage '" + stage + "'; make the stage mandatory, or drop "
-          + "throw_on_miss to skip nothing then");
-    }
-    if (plan.skipThrowOnMiss && e == m.first()) {
-      throw new SkipMissException(strategy + "('" + stage + "') with throw_on_miss: it would "
-          + "skip to the match's own first event and find the match again; skip to a later "
-          + "stage");
-    }
-    return e == null ? Long.MIN_VALUE : e.ord;
-  }
-
-  private static boolean startedEarlier(List<Partial> partials, long ord) {
-    for (Partial p : partials) {
-      if (p.first().ord < ord) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static boolean prunes(Partial p, long pruneOrd, boolean inclusive) {
-    long start = p.first().ord;
-    return inclusive ? start <= pruneOrd : start < pruneOrd;
-  }
-
-  private long pruningOrd(Partial m) {
-    switch (plan.skip) {
-      case SKIP_TO_NEXT:
-        return m.first().ord;
-      case SKIP_PAST_LAST_EVENT:
-        return m.last().ord;
-      case SKIP_TO_FIRST:
-        return skipTarget(m, m.firstOf(plan.skipStage), "skip_to_first");
-      case SKIP_TO_LAST:
-        return skipTarget(m, m.lastOf(plan.skipStage), "skip_to_last");
-      default:
-        return Long.MIN_VALUE;
     }
   }
 }
