@@ -21,6 +21,9 @@ import java.util.Map;
 public final class KeyState {
   public static final long NO_TIMER = Long.MIN_VALUE;
   private static final byte VERSION = 2;
+  /** The format before held matches and committed branches; read (as no held matches and no
+   * committed branch), never written, so a pattern checkpoint of an earlier version restarts. */
+  private static final byte VERSION_1 = 1;
 
   public long nextSeq;
   public long nextOrd;
@@ -87,11 +90,12 @@ public final class KeyState {
     try {
       DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
       byte version = in.readByte();
-      if (version != VERSION) {
-        throw new IllegalStateException("pattern state version " + version + " is not "
-            + VERSION + "; this checkpoint was written by another streamwarden version: start "
-            + "the query on a new checkpoint location");
+      if (version != VERSION && version != VERSION_1) {
+        throw new IllegalStateException("pattern state version " + version + " is neither "
+            + VERSION_1 + " nor " + VERSION + "; this checkpoint was written by a newer "
+            + "streamwarden: run that version, or start the query on a new checkpoint location");
       }
+      boolean v1 = version == VERSION_1;
       KeyState s = new KeyState();
       s.nextSeq = in.readLong();
       s.nextOrd = in.readLong();
@@ -106,12 +110,12 @@ public final class KeyState {
         taken.add(readEvent(in));
       }
       int partialCount = in.readInt();
-      int heldCount = in.readInt();
+      int heldCount = v1 ? 0 : in.readInt();
       for (int i = 0; i < partialCount + heldCount; i++) {
         int stage = in.readInt();
         int count = in.readInt();
         int guard = in.readInt();
-        boolean committed = in.readBoolean();
+        boolean committed = !v1 && in.readBoolean();
         int n = in.readInt();
         List<PEvent> events = new ArrayList<>(n);
         int[] stageOf = new int[n];

@@ -7,10 +7,14 @@ import static io.streamwarden.engine.patterns.NfaTestUtilities.only;
 import static io.streamwarden.engine.patterns.NfaTestUtilities.run;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.streamwarden.engine.patterns.NfaTestUtilities.KeyDriver;
 import io.streamwarden.engine.patterns.NfaTestUtilities.PatternBuilder;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -333,6 +337,51 @@ class NfaTest {
     nfa.advance(copy, 10_000, found);
     fromCopy.addAll(NfaTestUtilities.describe(found));
     assertEquals(key.watermark(10_000), fromCopy);
+  }
+
+  @Test
+  void aKeyStateOfTheFirstFormatIsReadSoAnEarlierCheckpointRestarts() throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    DataOutputStream out = new DataOutputStream(bytes);
+    out.writeByte(1); // the format before held matches and committed branches
+    out.writeLong(7); // nextSeq
+    out.writeLong(3); // nextOrd
+    out.writeLong(61_000); // timer
+    out.writeInt(0); // nothing buffered
+    out.writeInt(1); // one event taken by partial matches
+    out.writeLong(1000); // its time, mask, seq, ord, one value
+    out.writeLong(1);
+    out.writeLong(5);
+    out.writeLong(2);
+    out.writeShort(1);
+    out.writeBoolean(true);
+    out.writeUTF("a");
+    out.writeInt(1); // one partial match: stage 0, count 1, no guard, the event at stage 0
+    out.writeInt(0);
+    out.writeInt(1);
+    out.writeInt(-1);
+    out.writeInt(1);
+    out.writeInt(0);
+    out.writeInt(0);
+    out.flush();
+
+    KeyState old = KeyState.decode(bytes.toByteArray());
+
+    assertEquals(7, old.nextSeq);
+    assertEquals(61_000, old.timerMs);
+    assertEquals(1, old.partials.size());
+    assertFalse(old.partials.get(0).committed);
+    assertTrue(old.held.isEmpty());
+    assertEquals("a", old.partials.get(0).events.get(0).values[0]);
+    // written back in the current format, it reads the same
+    assertEquals(old.partials, KeyState.decode(old.encode()).partials);
+  }
+
+  @Test
+  void aKeyStateOfAnUnknownFormatIsRefusedSayingWhatToDo() {
+    IllegalStateException e =
+        assertThrows(IllegalStateException.class, () -> KeyState.decode(new byte[] {9, 0}));
+    assertTrue(e.getMessage().contains("new checkpoint location"), e.getMessage());
   }
 
   // -- matches held under a skip strategy -----------------------------------------------------
