@@ -145,6 +145,7 @@ BAD_CONFIGS = [
     ),
     ("cluster-unauthenticated", Severity.WARNING, {"spark": {"master": "spark://m:7077"}}),
     ("cluster-ui-open", Severity.WARNING, {"spark": {"master": "spark://m:7077"}}),
+    ("cluster-storage-not-shared", Severity.ERROR, {"spark": {"master": "spark://m:7077"}}),
 ]
 
 
@@ -181,6 +182,20 @@ def test_a_cluster_driver_with_authentication_and_a_guarded_ui_has_no_exposure_f
         "cluster-ui-open",
     }
     assert exposure.isdisjoint(codes(cfg)), codes(cfg)
+
+
+@pytest.mark.parametrize("master", ["spark://m:7077", "k8s://https://api:6443", "yarn"])
+def test_a_cluster_master_needs_the_folders_declared_shared(master):
+    findings = diagnose(config(spark={"master": master}))
+    [finding] = [f for f in findings if f.code == "cluster-storage-not-shared"]
+    assert "'/nonexistent/checkpoint'" in finding.message
+    assert "checkpoint" in finding.fix and "shared_storage = true" in finding.fix
+    shared = config(spark={"master": master, "shared_storage": True})
+    assert "cluster-storage-not-shared" not in codes(shared)
+
+
+def test_a_local_master_needs_no_shared_storage():
+    assert "cluster-storage-not-shared" not in codes(config(spark={"master": "local[2]"}))
 
 
 def test_the_local_driver_on_loopback_by_name_is_not_on_the_network():

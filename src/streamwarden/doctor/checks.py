@@ -20,6 +20,7 @@ from streamwarden.doctor.checkpoint import (
     check_cut_logs,
     pinned_partitions,
 )
+from streamwarden.doctor.cluster import check_cluster_storage
 from streamwarden.doctor.connections import connection_findings
 from streamwarden.doctor.exposure import check_exposure
 from streamwarden.doctor.findings import Finding, Severity
@@ -313,5 +314,6 @@ CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_deadlines,
     check_state_store,
     check_exposure,
+    check_cluster_storage,
     connection_findings,
 )
