@@ -14,7 +14,7 @@ JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
 .PHONY: demo demo-kafka postgres test test-engine lint soak cluster faults bench bench-patterns bench-rescale bench-kafka \
-	bench-delta bench-history \
+	bench-delta bench-history bench-cluster \
 	setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
@@ -98,6 +98,10 @@ bench-delta: setup
 # A week of lateness in the history store (PostgreSQL) against the same lateness in state (L8).
 bench-history: setup postgres
 	$(BIN)/python bench/history_bench.py
+
+# The 2M-event sessions pipeline on a two-worker standalone cluster against local[2].
+bench-cluster: setup
+	$(BIN)/python bench/cluster_bench.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output

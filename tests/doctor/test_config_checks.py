@@ -194,6 +194,19 @@ def test_a_cluster_master_needs_the_folders_declared_shared(master):
     assert "cluster-storage-not-shared" not in codes(shared)
 
 
+@pytest.mark.parametrize(
+    "conf",
+    [
+        {"spark.executor.instances": "4", "spark.executor.cores": "2"},
+        {"spark.cores.max": "8"},
+    ],
+)
+def test_a_cluster_master_s_cores_come_from_its_executor_settings(conf):
+    cfg = config(spark={"master": "spark://m:7077", "shuffle_partitions": 4, "conf": conf})
+    [finding] = [f for f in diagnose(cfg) if f.code == "partitions-fewer-than-cores"]
+    assert "leaves 4 of 8 cores idle" in finding.message
+
+
 def test_a_local_master_needs_no_shared_storage():
     assert "cluster-storage-not-shared" not in codes(config(spark={"master": "local[2]"}))
 
