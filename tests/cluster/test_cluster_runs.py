@@ -100,7 +100,7 @@ def test_an_executor_killed_mid_run_changes_nothing_in_the_output(
     try:
         wait_until((root / "checkpoint" / "commits" / "1").exists, process, "batch 1")
         app = wait_until(lambda: _running_app(cluster, "killed-sessions"), process, "the app")
-        victim = cluster.executors(app)[0]
+        victim = wait_until(lambda: cluster.executors(app), process, "its executors")[0]
         os.kill(victim.pid, signal.SIGKILL)
         _, stderr = process.communicate(timeout=1200)
     finally:

@@ -10,6 +10,7 @@ import pytest
 
 from streamwarden.config import load_config
 from streamwarden.doctor import Severity, diagnose
+from streamwarden.doctor.cluster import mount_type
 from streamwarden.errors import ConfigError
 from tests.support import pipeline_config
 
@@ -205,6 +206,28 @@ def test_a_cluster_master_s_cores_come_from_its_executor_settings(conf):
     cfg = config(spark={"master": "spark://m:7077", "shuffle_partitions": 4, "conf": conf})
     [finding] = [f for f in diagnose(cfg) if f.code == "partitions-fewer-than-cores"]
     assert "leaves 4 of 8 cores idle" in finding.message
+
+
+def test_declared_shared_folders_on_this_host_s_own_file_system_are_a_warning():
+    shared = config(spark={"master": "spark://m:7077", "shared_storage": True})
+    # /nonexistent is under / here, on the machine's own disk (or the container's overlay)
+    [finding] = [f for f in diagnose(shared) if f.code == "shared-storage-looks-local"]
+    assert finding.severity == Severity.WARNING
+    assert "'/nonexistent/checkpoint'" in finding.message
+
+
+def test_the_file_system_of_a_folder_is_that_of_its_longest_mount_point(tmp_path):
+    mounts = tmp_path / "mounts"
+    mounts.write_text(
+        "/dev/sda1 / ext4 rw 0 0\n"
+        "server:/export /mnt/shared nfs4 rw 0 0\n"
+        "tmpfs /mnt/shared/scratch tmpfs rw 0 0\n"
+        "server:/other /mnt/with\\040space nfs rw 0 0\n"
+    )
+    assert mount_type(Path("/mnt/shared/pipelines/checkpoint"), mounts) == "nfs4"
+    assert mount_type(Path("/mnt/shared/scratch/x"), mounts) == "tmpfs"
+    assert mount_type(Path("/mnt/sharedness"), mounts) == "ext4"
+    assert mount_type(Path("/mnt/with space/x"), mounts) == "nfs"
 
 
 def test_a_local_master_needs_no_shared_storage():
