@@ -8,6 +8,7 @@ or ``make soak``."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import urllib.request
@@ -62,6 +63,16 @@ def test_sessions_on_the_cluster_are_the_local_run_s_row_for_row(local_sessions,
 def test_the_state_partitions_ran_on_both_executors(cluster_sessions):
     by_executor = state_task_executors(events(cluster_sessions))
     assert set(by_executor) == {"0", "1"}, by_executor  # never "driver": no local task
+
+
+def test_the_executors_run_no_python_only_the_engine_s_jvm_code(cluster_sessions):
+    plans = [
+        e.get("physicalPlanDescription", "")
+        for e in events(cluster_sessions)
+        if e["Event"].endswith("SparkListenerSQLExecutionStart")
+    ]
+    assert any("TransformWithState" in p for p in plans)  # the plans are there to read
+    assert not [p for p in plans if re.search(r"EvalPython|InPandas|InArrow|PythonUDF", p)]
 
 
 def test_slow_keys_are_logged_by_the_executors_into_their_own_logs(cluster_sessions, cluster):
