@@ -156,7 +156,14 @@ def rows(
 def events(root: Path) -> list[dict[str, Any]]:
     """Spark's event log of the one application run under ``root``."""
     [log] = [p for p in (root / "events").iterdir() if not p.name.endswith(".inprogress")]
-    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    # Spark 4 writes a folder of rolled files (events_<n>_<app>) unless rolling is off
+    files = sorted(log.glob("events_*"), key=lambda f: int(f.name.split("_")[1]))
+    return [
+        json.loads(line)
+        for f in files or [log]
+        for line in f.read_text().splitlines()
+        if line.strip()
+    ]
 
 
 def app_id(root: Path) -> str:
