@@ -13,8 +13,8 @@ ENGINE_TESTS_OK := .cache/engine-tests.ok
 JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
-.PHONY: demo demo-kafka postgres test test-engine lint soak faults bench bench-patterns bench-rescale bench-kafka \
-	bench-delta bench-history \
+.PHONY: demo demo-kafka postgres test test-engine lint soak cluster faults bench bench-patterns bench-rescale bench-kafka \
+	bench-delta bench-history bench-cluster \
 	setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
@@ -66,6 +66,11 @@ lint: $(VENV)/.installed
 soak: setup
 	$(BIN)/pytest -q -m soak -o addopts="-p no:cacheprovider"
 
+# the cluster suite alone (part of soak): a standalone master and two workers from the pyspark
+# wheel on 127.0.0.1, pipelines submitted to it against local runs, an executor killed mid-run
+cluster: setup
+	$(BIN)/pytest -q -m soak -o addopts="-p no:cacheprovider" tests/cluster tests/test_wheel.py
+
 # fault injection alone (part of soak): >= 50 SIGKILLs over sessions and patterns; figures in
 # bench/results/faults.json (FAULT_ROUNDS, FAULT_KILLS, FAULT_SEED change the run)
 faults: setup
@@ -93,6 +98,10 @@ bench-delta: setup
 # A week of lateness in the history store (PostgreSQL) against the same lateness in state (L8).
 bench-history: setup postgres
 	$(BIN)/python bench/history_bench.py
+
+# The 2M-event sessions pipeline on a two-worker standalone cluster against local[2].
+bench-cluster: setup
+	$(BIN)/python bench/cluster_bench.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output

@@ -99,7 +99,8 @@ def help_of(capsys, *command: str) -> str:
 def test_every_command_registers_its_parser_and_its_handler():
     commands = build_parser().parse_args(["doctor", "p.toml"]).command_parsers
     listed = (
-        "run", "demo", "status", "report", "inspect", "rescale", "maintain", "doctor", "generate"
+        "run", "submit", "demo", "status", "report", "inspect", "rescale", "maintain", "doctor",
+        "generate", "jars",
     )  # fmt: skip
     assert tuple(commands) == listed  # in the order --help lists them
     for name, parser in commands.items():

@@ -10,6 +10,7 @@ import pytest
 
 from streamwarden.config import load_config
 from streamwarden.doctor import Severity, diagnose
+from streamwarden.doctor.cluster import mount_type
 from streamwarden.errors import ConfigError
 from tests.support import pipeline_config
 
@@ -145,6 +146,7 @@ BAD_CONFIGS = [
     ),
     ("cluster-unauthenticated", Severity.WARNING, {"spark": {"master": "spark://m:7077"}}),
     ("cluster-ui-open", Severity.WARNING, {"spark": {"master": "spark://m:7077"}}),
+    ("cluster-storage-not-shared", Severity.ERROR, {"spark": {"master": "spark://m:7077"}}),
 ]
 
 
@@ -181,6 +183,55 @@ def test_a_cluster_driver_with_authentication_and_a_guarded_ui_has_no_exposure_f
         "cluster-ui-open",
     }
     assert exposure.isdisjoint(codes(cfg)), codes(cfg)
+
+
+@pytest.mark.parametrize("master", ["spark://m:7077", "k8s://https://api:6443", "yarn"])
+def test_a_cluster_master_needs_the_folders_declared_shared(master):
+    findings = diagnose(config(spark={"master": master}))
+    [finding] = [f for f in findings if f.code == "cluster-storage-not-shared"]
+    assert "'/nonexistent/checkpoint'" in finding.message
+    assert "checkpoint" in finding.fix and "shared_storage = true" in finding.fix
+    shared = config(spark={"master": master, "shared_storage": True})
+    assert "cluster-storage-not-shared" not in codes(shared)
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [
+        {"spark.executor.instances": "4", "spark.executor.cores": "2"},
+        {"spark.cores.max": "8"},
+    ],
+)
+def test_a_cluster_master_s_cores_come_from_its_executor_settings(conf):
+    cfg = config(spark={"master": "spark://m:7077", "shuffle_partitions": 4, "conf": conf})
+    [finding] = [f for f in diagnose(cfg) if f.code == "partitions-fewer-than-cores"]
+    assert "leaves 4 of 8 cores idle" in finding.message
+
+
+def test_declared_shared_folders_on_this_host_s_own_file_system_are_a_warning():
+    shared = config(spark={"master": "spark://m:7077", "shared_storage": True})
+    # /nonexistent is under / here, on the machine's own disk (or the container's overlay)
+    [finding] = [f for f in diagnose(shared) if f.code == "shared-storage-looks-local"]
+    assert finding.severity == Severity.WARNING
+    assert "'/nonexistent/checkpoint'" in finding.message
+
+
+def test_the_file_system_of_a_folder_is_that_of_its_longest_mount_point(tmp_path):
+    mounts = tmp_path / "mounts"
+    mounts.write_text(
+        "/dev/sda1 / ext4 rw 0 0\n"
+        "server:/export /mnt/shared nfs4 rw 0 0\n"
+        "tmpfs /mnt/shared/scratch tmpfs rw 0 0\n"
+        "server:/other /mnt/with\\040space nfs rw 0 0\n"
+    )
+    assert mount_type(Path("/mnt/shared/pipelines/checkpoint"), mounts) == "nfs4"
+    assert mount_type(Path("/mnt/shared/scratch/x"), mounts) == "tmpfs"
+    assert mount_type(Path("/mnt/sharedness"), mounts) == "ext4"
+    assert mount_type(Path("/mnt/with space/x"), mounts) == "nfs"
+
+
+def test_a_local_master_needs_no_shared_storage():
+    assert "cluster-storage-not-shared" not in codes(config(spark={"master": "local[2]"}))
 
 
 def test_the_local_driver_on_loopback_by_name_is_not_on_the_network():

@@ -61,7 +61,7 @@ def spark_logging_to(
         app_name=app_name,
         master=master,
         shuffle_partitions=shuffle_partitions,
-        extra_conf={**file_logging_conf(log_file), **(conf or {})},
+        extra_conf={**file_logging_conf(log_file, master), **(conf or {})},
         extra_jars=jars,
         jvm_output=log_file,
     )

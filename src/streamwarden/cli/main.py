@@ -17,11 +17,13 @@ from streamwarden.cli import (
     doctor,
     generate,
     inspect,
+    jars,
     maintain,
     report,
     rescale,
     run,
     status,
+    submit,
 )
 from streamwarden.cli.arguments import Command
 from streamwarden.cli.logs import keep_pyspark_traces_off_the_terminal, log_to_file
@@ -35,6 +37,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 #: (see :class:`~streamwarden.cli.arguments.Command`); a new command is one module added here.
 COMMANDS: tuple[Command, ...] = (
     run,
+    submit,
     demo,
     status,
     report,
@@ -43,6 +46,7 @@ COMMANDS: tuple[Command, ...] = (
     maintain,
     doctor,
     generate,
+    jars,
 )
 
 #: What Ctrl-C prints unless the command set its own ``interrupted`` line.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,11 +20,21 @@ if TYPE_CHECKING:
     from streamwarden.pipeline.interrupt import StopRequest
     from streamwarden.pipeline.runner import RunResult
 
-__all__ = ["register", "run_command"]
+__all__ = ["add_run_options", "register", "run_command"]
 
 
 def register(commands: Subcommands) -> None:
     parser = commands.add_parser("run", help="run a pipeline from its config file")
+    add_run_options(parser)
+    parser.set_defaults(
+        handler=lambda args: run_command(
+            args.config, once=args.once, drain=args.drain, doctor=not args.skip_doctor
+        )
+    )
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The config and the options of a run, shared by ``run`` and ``submit``."""
     parser.add_argument("config", type=Path, help="pipeline config (.toml or .yaml)")
     parser.add_argument(
         "--once", action="store_true", help="process what is in the source now, then stop"
@@ -36,22 +47,22 @@ def register(commands: Subcommands) -> None:
     parser.add_argument(
         "--skip-doctor", action="store_true", help="start even if streamwarden doctor finds errors"
     )
-    parser.set_defaults(
-        handler=lambda args: run_command(
-            args.config, once=args.once, drain=args.drain, doctor=not args.skip_doctor
-        )
-    )
 
 
-def run_command(config_path: Path, *, once: bool, drain: bool, doctor: bool = True) -> int:
+def run_command(
+    config_path: Path, *, once: bool, drain: bool, doctor: bool = True, master: str | None = None
+) -> int:
+    """Runs the pipeline of ``config_path``; on ``master`` instead of the config's, if given."""
     # loaded here, not at import, so that `streamwarden --help` and `doctor` stay fast
     from streamwarden.pipeline.interrupt import stop_requested_on_signals
-    from streamwarden.pipeline.loading import load_pipeline_config
+    from streamwarden.pipeline.loading import load_pipeline_config, on_master
     from streamwarden.spark.permissions import parse_umask, process_umask
 
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
     config = load_pipeline_config(config_path)
+    if master is not None:
+        config = on_master(config, master)
     # from here on SIGINT and SIGTERM only ask to stop: while Spark starts, too; every file
     # the run creates gets the config's file_umask
     with stop_requested_on_signals() as stop, process_umask(parse_umask(config.file_umask)):

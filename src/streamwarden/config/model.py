@@ -218,9 +218,15 @@ class CheckpointConfig(Strict):
 
 class SparkConfig(Strict):
     """Where and how Spark runs. ``master`` and the ``conf`` values streamwarden reads itself
-    are checked at load (:mod:`streamwarden.config.spark_settings`)."""
+    are checked at load (:mod:`streamwarden.config.spark_settings`).
+
+    ``shared_storage`` declares that every folder of the config (checkpoint, landing, sinks)
+    is on a POSIX mount that the driver and every executor see at the same path: what a
+    cluster master needs, since executors write state and outputs there (``doctor`` refuses a
+    cluster master without it; README "Running on a cluster")."""
 
     master: Annotated[str, AfterValidator(check_master)] = "local[2]"
+    shared_storage: bool = False
     shuffle_partitions: int = Field(default=4, ge=1)
     trigger_interval: Duration = timedelta(seconds=5)
     conf: Annotated[

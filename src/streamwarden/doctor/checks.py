@@ -20,6 +20,7 @@ from streamwarden.doctor.checkpoint import (
     check_cut_logs,
     pinned_partitions,
 )
+from streamwarden.doctor.cluster import check_cluster_storage
 from streamwarden.doctor.connections import connection_findings
 from streamwarden.doctor.exposure import check_exposure
 from streamwarden.doctor.findings import Finding, Severity
@@ -61,13 +62,20 @@ def _conf(config: PipelineConfig) -> dict[str, str]:
 
 
 def task_cores(config: PipelineConfig) -> int | None:
-    """Task slots: ``resources.cores``, else from a ``local[N]`` master; None if unknown."""
+    """Task slots: ``resources.cores``, else from a ``local[N]`` master, else from a cluster
+    master's settings (``spark.executor.instances`` x ``spark.executor.cores``, or a
+    standalone master's ``spark.cores.max``); None if unknown."""
     if config.resources.cores is not None:
         return config.resources.cores
     threads = local_threads(config.spark.master)
-    if threads is None:
-        return None
-    return (os.cpu_count() or 1) if threads == "*" else int(threads)
+    if threads is not None:
+        return (os.cpu_count() or 1) if threads == "*" else int(threads)
+    conf = config.spark.conf
+    instances, cores = conf.get("spark.executor.instances"), conf.get("spark.executor.cores")
+    if instances and cores and instances.isdigit() and cores.isdigit():
+        return int(instances) * int(cores)
+    most = conf.get("spark.cores.max", "")
+    return int(most) if most.isdigit() else None
 
 
 def check_memory(config: PipelineConfig) -> list[Finding]:
@@ -313,5 +321,6 @@ CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_deadlines,
     check_state_store,
     check_exposure,
+    check_cluster_storage,
     connection_findings,
 )

@@ -15,9 +15,15 @@ from typing import Any
 
 from streamwarden.config import PipelineConfig, load_config, parse_config
 from streamwarden.config.loader import invalid_config
-from streamwarden.errors import ConfigError
+from streamwarden.config.spark_settings import check_master
+from streamwarden.errors import ConfigError, UsageError
 
-__all__ = ["check_with_operator", "load_pipeline_config", "parse_pipeline_config"]
+__all__ = [
+    "check_with_operator",
+    "load_pipeline_config",
+    "on_master",
+    "parse_pipeline_config",
+]
 
 
 def load_pipeline_config(path: str | Path) -> PipelineConfig:
@@ -44,3 +50,14 @@ def check_with_operator(config: PipelineConfig, *, origin: str) -> None:
         operator_of(config).check(config)
     except ConfigError as exc:
         raise invalid_config(origin, [str(exc)]) from None
+
+
+def on_master(config: PipelineConfig, master: str) -> PipelineConfig:
+    """``config`` run on ``master`` instead of its ``[spark] master`` (``streamwarden submit
+    --master``); a :class:`UsageError` if Spark cannot start with ``master``."""
+    try:
+        check_master(master)
+    except ValueError as exc:
+        raise UsageError(f"--master: {exc}") from None
+    spark = config.spark.model_copy(update={"master": master})
+    return config.model_copy(update={"spark": spark})

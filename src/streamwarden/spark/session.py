@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.errors import EngineError
+from streamwarden.spark.cluster import cluster_defaults
 from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
 from streamwarden.spark.logs import unwritable_log
@@ -97,6 +98,7 @@ def build_spark_session(
         **LOCAL_FILES,
         **REDACTION,
         **network_defaults((extra_conf or {}).get("spark.master", master)),
+        **cluster_defaults((extra_conf or {}).get("spark.master", master)),
         UMASK_SETTING: PRIVATE_UMASK,  # Spark's files readable by their owner only
         **(extra_conf or {}),
     }
