@@ -89,7 +89,8 @@ class HistoryStore(Protocol):
         ...
 
     def close(self) -> None:
-        """Releases the connection."""
+        """Releases what the store holds (its database connection); the run calls it when it
+        ends, failed or not."""
         ...
 
 
@@ -103,6 +104,11 @@ class HistoryKind(Protocol):
         """Raises ValueError if the settings do not fit together (at load, no I/O)."""
         ...
 
+    def check_pipeline(self, config: PipelineConfig) -> None:
+        """Raises ValueError if the rest of the pipeline's config does not fit this kind (at
+        load, no I/O): the Delta store needs a Delta sessions sink."""
+        ...
+
     def check(self, config: PipelineConfig) -> None:
         """Checks, before Spark starts, that the store can be reached; raises a
         :class:`~streamwarden.errors.StreamwardenError` saying what to do."""
@@ -112,7 +118,7 @@ class HistoryKind(Protocol):
         """JVM jars Spark needs for this store, beyond the engine's."""
         ...
 
-    def where(self, config: HistoryConfig) -> str:
+    def where(self, config: PipelineConfig) -> str:
         """Where the store is, as a run's start-up line shows it (never a secret)."""
         ...
 
