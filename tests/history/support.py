@@ -68,8 +68,7 @@ def revisions(spark: SparkSession, config: PipelineConfig) -> DataFrame:
         return read_output(spark, sink.path)
     versions = [c.version for c in delta_log.commits(sink.path)]
     frames = [
-        spark.read.format("delta").option("versionAsOf", v).load(str(sink.path))
-        for v in versions
+        spark.read.format("delta").option("versionAsOf", v).load(str(sink.path)) for v in versions
     ]
     union = frames[0]
     for frame in frames[1:]:

@@ -91,9 +91,7 @@ def ms(ts):
 
 
 def test_every_late_event_ends_in_the_session_it_would_have_joined_on_time(run):
-    events = [
-        (json.loads(line)["user_id"], json.loads(line)["ts"]) for b in BATCHES for line in b
-    ]
+    events = [(json.loads(line)["user_id"], json.loads(line)["ts"]) for b in BATCHES for line in b]
     expected = offline_sessions([e for e in events if e not in TOO_LATE], GAP_MS)
     got = {(r["user_id"], ms(r["session_start"]), ms(r["session_end"]), r["page_count"])
            for r in run["final"]}  # fmt: skip

@@ -2,9 +2,10 @@
 (lesson L8), and from which late events within ``[sessions] history_lateness`` are merged.
 
 ``kind = "delta"`` (the default) is the pipeline's Delta sessions table itself
-(:mod:`streamwarden.history.delta`), with no settings of its own. ``kind = "postgres"`` is a table of a PostgreSQL database, one row per session; its password is
-never written in the config file but read at run time from the environment variable
-``password_env`` names or the file ``password_file`` names (:mod:`streamwarden.config.secrets`).
+(:mod:`streamwarden.history.delta`), with no settings of its own. ``kind = "postgres"`` is a
+table of a PostgreSQL database, one row per session; its password is never written in the
+config file but read at run time from the environment variable ``password_env`` names or the
+file ``password_file`` names (:mod:`streamwarden.config.secrets`).
 """
 
 from __future__ import annotations
@@ -57,8 +58,7 @@ class HistoryConfig(Strict):
     def _plain_table_name(cls, value: str) -> str:
         if not _IDENTIFIER.match(value):
             raise ValueError(
-                f"history.table must be a plain lower-case name (letters, digits, _), got "
-                f"{value!r}"
+                f"history.table must be a plain lower-case name (letters, digits, _), got {value!r}"
             )
         return value
 

@@ -41,6 +41,7 @@ from streamwarden.sinks.delta_table import DeltaTarget
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Row as SparkRow
 
     from streamwarden.config.history import HistoryConfig
     from streamwarden.config.model import PipelineConfig
@@ -77,7 +78,7 @@ class DeltaHistoryStore:
             what = "none" if sink is None else f"kind = {sink.kind!r}, keep = {sink.keep!r}"
             raise ValueError(
                 '[history] kind = "delta" (the default) keeps history in the Delta sessions '
-                f"table, but [sinks.sessions] is {what}: set [sinks.sessions] kind = \"delta\" "
+                f'table, but [sinks.sessions] is {what}: set [sinks.sessions] kind = "delta" '
                 'with keep = "latest", or use [history] kind = "postgres" with host, database '
                 "and user"
             )
@@ -141,9 +142,10 @@ class DeltaHistoryStore:
         """Nothing to release: the table is read through the run's SparkSession."""
 
     def _read(self, spark: SparkSession) -> DataFrame | None:
+        if self._as_of == -1 or not self.target.exists(spark):
+            return None  # no table yet (before the first batch with sessions)
         location = self.target.location(spark)
-        if location is None or self._as_of == -1:
-            return None
+        assert location is not None
         if not self._checked:
             _check_columns(delta_log.columns(location), location, self._collect_urls)
             self._checked = True
@@ -153,7 +155,7 @@ class DeltaHistoryStore:
         return reader.load(str(location))
 
 
-def _matching(spark: SparkSession, table: DataFrame, wanted: Sequence[Wanted]) -> list[object]:
+def _matching(spark: SparkSession, table: DataFrame, wanted: Sequence[Wanted]) -> list[SparkRow]:
     """The rows of ``table`` that ``wanted`` asks for, with the store's fields."""
     from pyspark.sql import functions as F
 
@@ -169,7 +171,9 @@ def _matching(spark: SparkSession, table: DataFrame, wanted: Sequence[Wanted]) -
         rows = rows.where(F.col("session_date") <= F.lit(latest.date()))
     found = rows.join(
         F.broadcast(asked),
-        (F.col("user_id") == F.col("w_user")) & (end >= F.col("from_ms")) & (start < F.col("to_ms")),
+        (F.col("user_id") == F.col("w_user"))
+        & (end >= F.col("from_ms"))
+        & (start < F.col("to_ms")),
     )
     url_times = F.col(URL_TIMES) if URL_TIMES in table.columns else F.lit(None).cast("array<long>")
     derived = {"start_ms": start, "end_ms": end, URL_TIMES: url_times}

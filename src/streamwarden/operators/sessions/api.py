@@ -256,7 +256,7 @@ def session_rows(combined: DataFrame, *, url_times: bool = False) -> DataFrame:
     """The session revisions of an engine output, with times as timestamps; with
     ``url_times``, also the time of each of ``urls`` (after it), which a history store needs to
     merge late events into a stored session."""
-    names = SESSION_COLUMNS
+    names: tuple[str, ...] = SESSION_COLUMNS
     if url_times:
         at = names.index("urls") + 1
         names = (*names[:at], "url_times", *names[at:])
