@@ -1,12 +1,13 @@
 """The history store's acceptance run (issue 18), once with each store (the Delta sessions table,
 the default, and PostgreSQL): four days of pageviews, one landing file per two hours of event
 time, with 5% of events up to two days late, ``allowed_lateness`` 10 minutes,
-``history_lateness`` 3 days. Every late event ends in its session, none twice; streaming state
-stays flat while the store grows. Prints both series, one line per micro-batch.
+``history_lateness`` 3 days, four hours of event time per micro-batch. Every late event ends
+in its session, none twice; streaming state stays flat while the store grows. Prints both
+series, one line per micro-batch.
 
-The checkpoint keeps the state of the last 10 batches (``minBatchesToRetain``, Spark's default
-100 would be more batches than the run has): so its ``state/`` folder reaches the size it keeps
-within the run and can be seen to stay there."""
+The checkpoint keeps the state of the last 10 batches (``minBatchesToRetain``; the test
+session's 20 would be most of the run's 24 batches, Spark's default 100 all of them): so its
+``state/`` folder reaches the size it keeps early in the run and can be seen to stay there."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.soak
 
 GAP_MS = 30 * 60_000
 RETAINED = "spark.sql.streaming.minBatchesToRetain"
+#: Landing files (two hours of event time each) per micro-batch: 24 batches over the 4 days.
+FILES_PER_BATCH = 2
 #: How far a flat series may move between the second and the last third of the run (medians).
 FLAT = 1.5
 
@@ -41,10 +44,13 @@ def run(request, spark, tmp_path_factory):
     root = Path(tmp_path_factory.mktemp(f"history-soak-{kind}"))
     traffic = write_late_traffic(root / "landing", users=150, days=4)
     series: list[tuple[int, int, int, int, int]] = []
+    retained = spark.conf.get(RETAINED, None)
     spark.conf.set(RETAINED, "10")
     try:
         with pytest.MonkeyPatch.context() as mp:
             config = history_config(root, kind, postgres, mp, "history_soak")
+            source = config.source.model_copy(update={"max_files_per_trigger": FILES_PER_BATCH})
+            config = config.model_copy(update={"source": source})
             store = open_history(config)
             meter = None
 
@@ -58,8 +64,11 @@ def run(request, spark, tmp_path_factory):
 
             result = Pipeline(config, spark).run(once=True, drain=True, on_progress=measure)
             store.close()
-    finally:
-        spark.conf.unset(RETAINED)
+    finally:  # the test session's setting back
+        if retained is None:
+            spark.conf.unset(RETAINED)
+        else:
+            spark.conf.set(RETAINED, retained)
     print(f"\nhistory soak, {kind} store: {traffic.records} records, {traffic.late} late")
     for batch, rows, written, state, stored in series:
         print(f"batch {batch:3d}: state rows {rows:5d}  state bytes written {written:7d}  "
