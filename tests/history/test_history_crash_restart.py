@@ -97,9 +97,13 @@ class Store:
         self.table = table
 
     def ledger(self) -> list[tuple[int, object]]:
-        return self.db.execute(
-            f"SELECT batch_id, output FROM {self.table}_batches ORDER BY batch_id"
-        ).fetchall()
+        """The batches the store applied, with their output (none before the run opened it)."""
+        try:
+            return self.db.execute(
+                f"SELECT batch_id, output FROM {self.table}_batches ORDER BY batch_id"
+            ).fetchall()
+        except psycopg.errors.UndefinedTable:
+            return []
 
     def sessions(self) -> set[tuple[object, ...]]:
         rows = self.db.execute(f"SELECT * FROM {self.table}").fetchall()

@@ -10,6 +10,9 @@ import json
 import pytest
 from pyspark.sql.types import StructType
 
+from streamwarden.doctor import diagnose
+from streamwarden.doctor.connections import check_connections
+from streamwarden.errors import ConfigError
 from streamwarden.history.base import Wanted
 from streamwarden.operators.sessions.api import SESSION_SHAPE, session_rows
 from streamwarden.operators.sessions.history import HistoryMerge, open_history
@@ -118,3 +121,22 @@ def test_a_replayed_batch_gets_the_same_rows_and_changes_nothing(step, batch):
         table = step.config.sinks.sessions.path
         batches = [c.transactions for c in delta_log.commits(table) if c.transactions]
         assert [list(t.values()) for t in batches] == [[0], [5]]
+
+
+def test_a_delta_sessions_table_without_url_times_is_refused_before_the_run(
+    spark, schema, tmp_path
+):
+    """A table written before a store was configured, with ``collect_urls`` on, lacks what the
+    merge needs to keep its sessions' URLs: ``run`` stops before Spark starts, ``doctor`` says
+    so; with ``collect_urls`` off the column is simply added by the first MERGE."""
+    config = history_config(tmp_path, "delta", None, None, "unused", collect_urls=True)
+    stored = spark.createDataFrame([engine_row(schema, kind="session", **STORED)], schema)
+    open_sink("sessions", config, SESSION_SHAPE).write_batch(session_rows(stored), 0)
+    with pytest.raises(
+        ConfigError, match=r"has no url_times column.*\[history\] kind = \"postgres\""
+    ):
+        check_connections(config)
+    [finding] = [f for f in diagnose(config) if f.code.startswith("history-store")]
+    assert finding.code == "history-store-io-setup"
+    without_urls = history_config(tmp_path, "delta", None, None, "unused", collect_urls=False)
+    assert not [f for f in diagnose(without_urls) if f.code.startswith("history-store")]
