@@ -72,10 +72,19 @@ def last_transaction(table: Path, app_id: str) -> int | None:
 
 def commit_of(table: Path, app_id: str, version: int) -> int | None:
     """The table version whose commit recorded the transaction ``version`` of ``app_id`` (None:
-    none whose commit file is still in the log)."""
-    for commit in commits(table):
-        if commit.transactions.get(app_id) == version:
-            return commit.version
+    none whose commit file is still in the log). Cheap when the application's last transaction
+    is older (the usual case: a batch not yet written); else the log is read newest first."""
+    last = last_transaction(table, app_id)
+    if last is None or last < version:
+        return None
+    folder = log_dir(table)
+    found = sorted((int(m.group(1)), f) for f in folder.iterdir() if (m := _COMMIT.match(f.name)))
+    for number, path in reversed(found):
+        transactions = _read_commit(number, path).transactions
+        if transactions.get(app_id) == version:
+            return number
+        if transactions.get(app_id, version) < version:
+            return None  # older transactions of the app only from here on
     return None
 
 
