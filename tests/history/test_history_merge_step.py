@@ -130,6 +130,7 @@ def test_a_delta_sessions_table_without_url_times_is_refused_before_the_run(
     merge needs to keep its sessions' URLs: ``run`` stops before Spark starts, ``doctor`` says
     so; with ``collect_urls`` off the column is simply added by the first MERGE."""
     config = history_config(tmp_path, "delta", None, None, "unused", collect_urls=True)
+    (tmp_path / "landing").mkdir()  # the source is fine: only the store is refused
     stored = spark.createDataFrame([engine_row(schema, kind="session", **STORED)], schema)
     open_sink("sessions", config, SESSION_SHAPE).write_batch(session_rows(stored), 0)
     with pytest.raises(
