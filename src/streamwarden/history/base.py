@@ -7,7 +7,8 @@ session id, as the sessions output names its fields (``session_id``, ``user_id``
 sessions of some users around some times), and takes one kind of change,
 :meth:`HistoryStore.apply`: a batch's revised sessions and deletions, applied exactly once per
 batch id together with what the batch wrote, so that a replayed batch changes nothing and is
-given the same output (:meth:`HistoryStore.applied`).
+given the same output (:meth:`HistoryStore.applied`). The Delta store's change is the sessions
+sink's own MERGE of the batch (its :meth:`HistoryStore.apply` writes nothing).
 
 A kind is a module beside this one, registered with ``HISTORY_KINDS.register``; this module
 imports neither pyspark nor the config at run time, so that the config can check kinds.
@@ -66,7 +67,10 @@ class HistoryStore(Protocol):
 
     def applied(self, run_id: str, batch_id: int) -> list[Row] | None:
         """The output rows of batch ``batch_id`` of the run ``run_id`` if :meth:`apply` took
-        that batch before (a replay after a crash), else None."""
+        that batch before (a replay after a crash), else None. A store that can read itself as
+        it was before a batch (the Delta table's time travel) may instead answer None for a
+        replay and serve the :meth:`lookup` calls of that batch as of before it: the merge then
+        runs again on the same input and, being deterministic, gives the same rows."""
         ...
 
     def apply(
