@@ -1,5 +1,6 @@
-"""Helpers for the history tests: a pipeline config with a PostgreSQL history store of the
-test session's server, and sessions computed offline from all events (the oracle)."""
+"""Helpers for the history tests: a pipeline config with either history store (the Delta
+sessions table, or a table of the test session's PostgreSQL server), reading back every revision
+a run wrote, and sessions computed offline from all events (the oracle)."""
 
 from __future__ import annotations
 
@@ -8,26 +9,44 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import DataFrame, SparkSession
 
 from streamwarden.config import PipelineConfig
 from streamwarden.history.local_postgres import LocalPostgres
+from streamwarden.pipeline.outputs import read_output
+from streamwarden.sinks import delta_log
 from tests.support import pipeline_config
 
 PASSWORD_ENV = "STREAMWARDEN_TEST_HISTORY_PASSWORD"
+#: The history store kinds, each history pipeline test runs against both.
+STORES = ("delta", "postgres")
 
 
 def history_config(
     root: Path,
-    postgres: LocalPostgres,
+    store: str,
+    postgres: LocalPostgres | None,
     monkeypatch: pytest.MonkeyPatch,
     table: str,
     **sessions: Any,
 ) -> PipelineConfig:
-    """A sessions pipeline under ``root`` whose history store is ``table`` of ``postgres``."""
+    """A sessions pipeline under ``root`` whose history store is its Delta sessions table
+    (``store = "delta"``, ``[history]`` with nothing but the default kind) or ``table`` of
+    ``postgres``."""
+    sessions = {"allowed_lateness": "10m", "history_lateness": "3d", **sessions}
+    if store == "delta":
+        return pipeline_config(
+            root,
+            name="history-test",
+            sessions=sessions,
+            history={},
+            sinks={"sessions": {"kind": "delta", "path": str(root / "sessions")}},
+        )
+    assert postgres is not None
     monkeypatch.setenv(PASSWORD_ENV, postgres.password)
     return pipeline_config(
         root,
-        sessions={"allowed_lateness": "10m", "history_lateness": "3d", **sessions},
+        sessions=sessions,
         history={
             "kind": "postgres",
             "host": postgres.host,
@@ -38,6 +57,23 @@ def history_config(
             "table": table,
         },
     )
+
+
+def revisions(spark: SparkSession, config: PipelineConfig) -> DataFrame:
+    """Every session revision the run wrote: the Parquet output's rows, or, for a Delta table
+    that keeps only each session's latest revision, the rows of each of its versions (a row a
+    batch wrote is in the version of that batch's commit), each once."""
+    sink = config.sinks.sessions
+    if sink.kind != "delta":
+        return read_output(spark, sink.path)
+    versions = [c.version for c in delta_log.commits(sink.path)]
+    frames = [
+        spark.read.format("delta").option("versionAsOf", v).load(str(sink.path)) for v in versions
+    ]
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    return union.drop("session_date").dropDuplicates(["session_id", "batch_id"])
 
 
 def offline_sessions(events: list[tuple[str, int]], gap_ms: int) -> set[tuple[str, int, int, int]]:

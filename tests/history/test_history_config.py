@@ -9,6 +9,7 @@ import pytest
 
 from streamwarden.doctor import Severity, diagnose
 from streamwarden.errors import ConfigError
+from streamwarden.history.base import HISTORY_KINDS
 from tests.support import pipeline_config
 
 STORE = {"kind": "postgres", "host": "127.0.0.1", "database": "d", "user": "u",
@@ -67,3 +68,42 @@ def test_doctor_finds_an_unreachable_history_store(monkeypatch):
     [finding] = [f for f in diagnose(cfg) if f.code.startswith("history-store")]
     assert finding.code == "history-store-unreachable"
     assert "127.0.0.1:1" in finding.message and "secret-value" not in finding.message
+
+
+DELTA_SESSIONS = {"sessions": {"kind": "delta", "path": "/nonexistent/sessions"}}
+
+
+def test_the_delta_store_is_the_default_and_is_the_delta_sessions_table():
+    cfg = config(sessions={"history_lateness": "3d"}, history={}, sinks=DELTA_SESSIONS)
+    assert cfg.history is not None and cfg.history.kind == "delta"
+    where = HISTORY_KINDS["delta"].where(cfg)
+    assert where == "the sessions sink's delta table at /nonexistent/sessions"
+
+
+@pytest.mark.parametrize(
+    ("sessions_sink", "named"),
+    [
+        ({"path": "/nonexistent/s"}, "kind = 'parquet'"),
+        ({"kind": "delta", "path": "/nonexistent/s", "keep": "all"}, "keep = 'all'"),
+    ],
+)
+def test_the_delta_store_needs_a_delta_sessions_sink_keeping_the_latest_revision(
+    sessions_sink, named
+):
+    with pytest.raises(ConfigError) as caught:
+        config(history={}, sinks={"sessions": sessions_sink})
+    message = str(caught.value)
+    assert named in message and message.count("\n  - ") == 1  # one problem, one line
+    assert 'set [sinks.sessions] kind = "delta"' in message and 'kind = "postgres"' in message
+
+
+def test_postgres_settings_without_a_kind_say_the_default_is_delta():
+    with pytest.raises(ConfigError, match=r"not a setting of kind 'delta' \(the default\).*"
+                       r'set history.kind = "postgres"'):  # fmt: skip
+        config(history={"host": "127.0.0.1"}, sinks=DELTA_SESSIONS)
+
+
+def test_the_postgres_store_is_named_without_its_password(monkeypatch):
+    monkeypatch.setenv("NO_SUCH_VARIABLE_FOR_TESTS", "secret-value")
+    where = HISTORY_KINDS["postgres"].where(config(history=STORE))
+    assert where == "postgresql://u@127.0.0.1:5432/d table streamwarden_sessions"

@@ -1,5 +1,6 @@
-"""Late events beyond the in-state lateness, merged from a PostgreSQL history store, on real
-Spark with RocksDB state and a real PostgreSQL server.
+"""Late events beyond the in-state lateness, merged from a history store, on real Spark with
+RocksDB state: each test runs against both stores, the Delta sessions table (the default) and a
+real PostgreSQL server.
 
 Gap 30m, allowed lateness 10m, history lateness 3 days; one file per micro-batch; ``clock``
 users set the maximum event time, so each batch's watermark is the previous batches' maximum
@@ -15,8 +16,8 @@ import psycopg
 import pytest
 
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.outputs import account, final_sessions, read_output
-from tests.history.support import history_config, offline_sessions
+from streamwarden.pipeline.outputs import account_run, final_sessions, read_output
+from tests.history.support import STORES, history_config, offline_sessions, revisions
 from tests.support import minutes, pageview, write_batches
 
 pytestmark = pytest.mark.soak  # eight micro-batches and a drain: minutes on a shared machine
@@ -51,23 +52,30 @@ RECORDS = sum(len(b) for b in BATCHES)
 TOO_LATE = [("far", minutes(DAY + 30))]
 
 
-@pytest.fixture(scope="module")
-def run(spark, postgres, tmp_path_factory):
-    root = Path(tmp_path_factory.mktemp("history"))
+@pytest.fixture(scope="module", params=STORES)
+def run(request, spark, tmp_path_factory):
+    store = request.param
+    postgres = request.getfixturevalue("postgres") if store == "postgres" else None
+    root = Path(tmp_path_factory.mktemp(f"history-{store}"))
     write_batches(root / "landing", BATCHES)
     with pytest.MonkeyPatch.context() as mp:
-        config = history_config(root, postgres, mp, "history_pipeline")
+        config = history_config(root, store, postgres, mp, "history_pipeline")
         result = Pipeline(config, spark).run(once=True, drain=True)
-    revisions = read_output(spark, config.sinks.sessions.path)
-    with psycopg.connect(postgres.conninfo()) as db:
-        stored = db.execute(
-            "SELECT session_id, user_id, page_count, revision FROM history_pipeline"
-        ).fetchall()
+    written = revisions(spark, config)
+    if postgres is not None:
+        with psycopg.connect(postgres.conninfo()) as db:
+            stored = db.execute(
+                "SELECT session_id, user_id, page_count, revision FROM history_pipeline"
+            ).fetchall()
+    else:
+        table = spark.read.format("delta").load(str(config.sinks.sessions.path))
+        stored = [tuple(r) for r in table.select("session_id", "user_id", "page_count",
+                                                 "revision").collect()]  # fmt: skip
     return {
         "config": config,
         "result": result,
-        "revisions": revisions.collect(),
-        "final": final_sessions(revisions).collect(),
+        "revisions": written.collect(),
+        "final": final_sessions(written).collect(),
         "dead": read_output(spark, config.sinks.dead_letters.path).collect(),
         "stored": stored,
     }
@@ -83,9 +91,7 @@ def ms(ts):
 
 
 def test_every_late_event_ends_in_the_session_it_would_have_joined_on_time(run):
-    events = [
-        (json.loads(line)["user_id"], json.loads(line)["ts"]) for b in BATCHES for line in b
-    ]
+    events = [(json.loads(line)["user_id"], json.loads(line)["ts"]) for b in BATCHES for line in b]
     expected = offline_sessions([e for e in events if e not in TOO_LATE], GAP_MS)
     got = {(r["user_id"], ms(r["session_start"]), ms(r["session_end"]), r["page_count"])
            for r in run["final"]}  # fmt: skip
@@ -124,8 +130,7 @@ def test_an_event_beyond_the_history_lateness_is_too_late(run):
 
 
 def test_every_record_is_in_exactly_one_final_session_or_dead_letter(spark, run):
-    cfg = run["config"]
-    accounting = account(spark, cfg.sinks.sessions.path, cfg.sinks.dead_letters.path, RECORDS)
+    accounting = account_run(spark, run["config"], RECORDS)
     assert accounting.balanced, accounting.describe()
     assert accounting.dead_letters == {"too_late": 1}
 

@@ -24,7 +24,8 @@ def session(session_id, start, end, revision=0, pages=1, user="u"):
 
 @pytest.fixture
 def store(postgres, tmp_path, monkeypatch):
-    config = history_config(tmp_path, postgres, monkeypatch, f"store_test_{next(_TABLES)}")
+    table = f"store_test_{next(_TABLES)}"
+    config = history_config(tmp_path, "postgres", postgres, monkeypatch, table)
     opened = PostgresHistoryStore.open(config)
     yield opened
     opened.close()
@@ -79,7 +80,7 @@ def test_the_ledger_keeps_only_the_last_batches(store):
 
 def test_an_unreachable_database_is_one_line_without_the_password(postgres, tmp_path,
                                                                  monkeypatch):  # fmt: skip
-    config = history_config(tmp_path, postgres, monkeypatch, "unused")
+    config = history_config(tmp_path, "postgres", postgres, monkeypatch, "unused")
     wrong = config.history.model_copy(update={"port": 1})
     with pytest.raises(Exception) as caught:
         connect(wrong)
@@ -90,7 +91,7 @@ def test_an_unreachable_database_is_one_line_without_the_password(postgres, tmp_
 
 
 def test_a_refused_login_does_not_show_the_password(postgres, tmp_path, monkeypatch):
-    config = history_config(tmp_path, postgres, monkeypatch, "unused")
+    config = history_config(tmp_path, "postgres", postgres, monkeypatch, "unused")
     monkeypatch.setenv("STREAMWARDEN_TEST_HISTORY_PASSWORD", "not-the-password")
     with pytest.raises(Exception) as caught:
         connect(config.history)

@@ -77,6 +77,8 @@ def test_a_replayed_batch_is_skipped_by_the_sink_and_by_delta_itself(spark, work
     target.append(replayed.where("revision = 0"), app_id=APP, version=1, partition_by=())
     assert [c.transactions for c in delta_log.commits(path)] == [{APP: 0}, {APP: 1}]
     assert table_rows(spark, path) == [("a", 1, 3)]
+    # which table version holds a batch: what the Delta history store reads a replay before
+    assert [delta_log.commit_of(path, APP, b) for b in (0, 1, 2)] == [0, 1, None]
 
 
 @pytest.mark.soak  # a few seconds each: the default suite keeps the core rules
@@ -105,6 +107,7 @@ def test_a_column_the_output_gains_is_added_to_the_table(spark, workdir):
         ("a", "phone"),
         ("b", "tv"),
     ]
+    assert delta_log.columns(path)[-1] == "device"  # the log's latest schema, read without Spark
     appended = DeltaBatchSink(
         "dead_letters", DeltaTarget(path=workdir / "dl"), APP, DEAD_LETTER_SHAPE,
         latest=True, partitioned=False,
@@ -180,5 +183,6 @@ def test_the_last_transaction_is_found_after_the_log_was_checkpointed_and_cleane
     for commit in sorted(log.glob("*.json"))[:-1]:  # what the log's cleanup removes
         commit.unlink()
     assert delta_log.last_transaction(path, APP) == 2
+    assert "session_id" in (delta_log.columns(path) or [])  # the schema from the checkpoint
     shutil.rmtree(log)
     assert delta_log.last_transaction(path, APP) is None

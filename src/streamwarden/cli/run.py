@@ -151,6 +151,10 @@ def _announce(config: PipelineConfig, config_path: Path) -> Callable[[QueryMonit
     sinks = {name: sink_kind(sink).where(sink) for name, sink in config.sinks.configured().items()}
     dead_letters = sinks.pop("dead_letters")
     outputs = ", ".join([*sinks.values(), f"dead letters: {dead_letters}"])
+    if config.history is not None:
+        from streamwarden.history.base import HISTORY_KINDS
+
+        outputs += f"; history store: {HISTORY_KINDS[config.history.kind].where(config)}"
     source = source_of(config.source).where(config.source)
 
     def announce(monitor: QueryMonitor | None) -> None:

@@ -1,9 +1,11 @@
 """The ``[history]`` section: the store that keeps closed sessions outside streaming state
 (lesson L8), and from which late events within ``[sessions] history_lateness`` are merged.
 
-``kind = "postgres"`` is a table of a PostgreSQL database, one row per session; its password is
-never written in the config file but read at run time from the environment variable
-``password_env`` names or the file ``password_file`` names (:mod:`streamwarden.config.secrets`).
+``kind = "delta"`` (the default) is the pipeline's Delta sessions table itself
+(:mod:`streamwarden.history.delta`), with no settings of its own. ``kind = "postgres"`` is a
+table of a PostgreSQL database, one row per session; its password is never written in the
+config file but read at run time from the environment variable ``password_env`` names or the
+file ``password_file`` names (:mod:`streamwarden.config.secrets`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,50}$")
 class HistoryConfig(Strict):
     """Where closed sessions are kept. Each kind reads only its own settings."""
 
-    kind: Annotated[str, AfterValidator(HISTORY_KINDS.check)] = "postgres"
+    kind: Annotated[str, AfterValidator(HISTORY_KINDS.check)] = "delta"
     # postgres
     host: str | None = Field(default=None, min_length=1)
     port: int = Field(default=5432, ge=1, le=65535)
@@ -56,8 +58,7 @@ class HistoryConfig(Strict):
     def _plain_table_name(cls, value: str) -> str:
         if not _IDENTIFIER.match(value):
             raise ValueError(
-                f"history.table must be a plain lower-case name (letters, digits, _), got "
-                f"{value!r}"
+                f"history.table must be a plain lower-case name (letters, digits, _), got {value!r}"
             )
         return value
 
@@ -65,7 +66,11 @@ class HistoryConfig(Strict):
     def _fits_the_kind(self) -> HistoryConfig:
         kind = HISTORY_KINDS[self.kind]
         for name in sorted(self.model_fields_set - kind.settings - {"kind"}):
-            raise ValueError(f"history.{name} is not a setting of kind {self.kind!r}; remove it")
+            default = "" if "kind" in self.model_fields_set else " (the default)"
+            raise ValueError(
+                f"history.{name} is not a setting of kind {self.kind!r}{default}; remove it"
+                + ("" if default == "" else ', or set history.kind = "postgres"')
+            )
         kind.check_config(self)
         return self
 

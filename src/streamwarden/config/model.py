@@ -27,6 +27,7 @@ from streamwarden.config.sections import (
 from streamwarden.config.spark_settings import check_conf, check_master
 from streamwarden.config.types import ConfigPath, Duration, OptionalDuration, Size, Strict
 from streamwarden.config.units import off_or, parse_memory
+from streamwarden.history.base import HISTORY_KINDS
 from streamwarden.sinks.base import SINK_KINDS, sink_kind
 from streamwarden.sources.base import SOURCE_KINDS, source_of
 from streamwarden.spark.permissions import PRIVATE_UMASK, parse_umask
@@ -369,8 +370,11 @@ class PipelineConfig(Strict):
         if self.sessions.history_lateness is not None and self.history is None:
             raise ValueError(
                 "sessions.history_lateness needs a [history] section naming the store that "
-                "keeps closed sessions (kind = 'postgres' with host, database, user)"
+                "keeps closed sessions (kind = 'delta', the default: the Delta sessions table; "
+                "or kind = 'postgres' with host, database, user)"
             )
+        if self.history is not None:
+            HISTORY_KINDS[self.history.kind].check_pipeline(self)
         return self
 
     def _folders_apart(self) -> None:

@@ -7,7 +7,8 @@ session id, as the sessions output names its fields (``session_id``, ``user_id``
 sessions of some users around some times), and takes one kind of change,
 :meth:`HistoryStore.apply`: a batch's revised sessions and deletions, applied exactly once per
 batch id together with what the batch wrote, so that a replayed batch changes nothing and is
-given the same output (:meth:`HistoryStore.applied`).
+given the same output (:meth:`HistoryStore.applied`). The Delta store's change is the sessions
+sink's own MERGE of the batch (its :meth:`HistoryStore.apply` writes nothing).
 
 A kind is a module beside this one, registered with ``HISTORY_KINDS.register``; this module
 imports neither pyspark nor the config at run time, so that the config can check kinds.
@@ -66,7 +67,10 @@ class HistoryStore(Protocol):
 
     def applied(self, run_id: str, batch_id: int) -> list[Row] | None:
         """The output rows of batch ``batch_id`` of the run ``run_id`` if :meth:`apply` took
-        that batch before (a replay after a crash), else None."""
+        that batch before (a replay after a crash), else None. A store that can read itself as
+        it was before a batch (the Delta table's time travel) may instead answer None for a
+        replay and serve the :meth:`lookup` calls of that batch as of before it: the merge then
+        runs again on the same input and, being deterministic, gives the same rows."""
         ...
 
     def apply(
@@ -89,7 +93,8 @@ class HistoryStore(Protocol):
         ...
 
     def close(self) -> None:
-        """Releases the connection."""
+        """Releases what the store holds (its database connection); the run calls it when it
+        ends, failed or not."""
         ...
 
 
@@ -103,6 +108,11 @@ class HistoryKind(Protocol):
         """Raises ValueError if the settings do not fit together (at load, no I/O)."""
         ...
 
+    def check_pipeline(self, config: PipelineConfig) -> None:
+        """Raises ValueError if the rest of the pipeline's config does not fit this kind (at
+        load, no I/O): the Delta store needs a Delta sessions sink."""
+        ...
+
     def check(self, config: PipelineConfig) -> None:
         """Checks, before Spark starts, that the store can be reached; raises a
         :class:`~streamwarden.errors.StreamwardenError` saying what to do."""
@@ -112,7 +122,7 @@ class HistoryKind(Protocol):
         """JVM jars Spark needs for this store, beyond the engine's."""
         ...
 
-    def where(self, config: HistoryConfig) -> str:
+    def where(self, config: PipelineConfig) -> str:
         """Where the store is, as a run's start-up line shows it (never a secret)."""
         ...
 

@@ -319,6 +319,16 @@ class Pipeline:
         result = RunResult()
         self._sweep(result)
         query = self.start(once=attempt.once)
+        try:
+            return self._watch(query, attempt, stop, result)
+        finally:  # the query has ended (or was stopped): what the writer holds is released
+            if self._writer is not None:
+                self._writer.close()
+
+    def _watch(
+        self, query: StreamingQuery, attempt: _Attempt, stop: StopRequest, result: RunResult
+    ) -> RunResult:
+        """Reports the query's batches until it ends or ``stop`` is set."""
         ticker = None
         idle_timeout = self.operator.idle_timeout(self.config)
         if not attempt.once and idle_timeout is not None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-__all__ = ["Commit", "commits", "last_transaction", "log_dir"]
+__all__ = ["Commit", "columns", "commit_of", "commits", "last_transaction", "log_dir"]
 
 _COMMIT = re.compile(r"^(\d{20})\.json$")
 #: ``N.checkpoint.parquet``, a part ``N.checkpoint.i.n.parquet``, or V2 ``N.checkpoint.<uuid>.*``
@@ -70,6 +70,44 @@ def last_transaction(table: Path, app_id: str) -> int | None:
     return last
 
 
+def commit_of(table: Path, app_id: str, version: int) -> int | None:
+    """The table version whose commit recorded the transaction ``version`` of ``app_id`` (None:
+    none whose commit file is still in the log). Cheap when the application's last transaction
+    is older (the usual case: a batch not yet written); else the log is read newest first."""
+    last = last_transaction(table, app_id)
+    if last is None or last < version:
+        return None
+    folder = log_dir(table)
+    found = sorted((int(m.group(1)), f) for f in folder.iterdir() if (m := _COMMIT.match(f.name)))
+    for number, path in reversed(found):
+        transactions = _read_commit(number, path).transactions
+        if transactions.get(app_id) == version:
+            return number
+        if transactions.get(app_id, version) < version:
+            return None  # older transactions of the app only from here on
+    return None
+
+
+def columns(table: Path) -> list[str] | None:
+    """The names of the table's top-level columns, from its latest schema (``metaData``), or
+    None when there is no table."""
+    folder = log_dir(table)
+    if not folder.is_dir():
+        return None
+    schema = None
+    checkpoint_version = -1
+    for version, path in _checkpoint_files(folder):
+        checkpoint_version, schema = version, _checkpoint_schema(path) or schema
+    for commit_file in sorted(f for f in folder.iterdir() if _COMMIT.match(f.name)):
+        if int(commit_file.name[:20]) > checkpoint_version:
+            for action in _json_lines(commit_file):
+                if "metaData" in action:
+                    schema = action["metaData"]["schemaString"]
+    if schema is None:
+        return None
+    return [f["name"] for f in json.loads(schema)["fields"]]
+
+
 def _read_commit(version: int, path: Path) -> Commit:
     transactions: dict[str, int] = {}
     operation = None
@@ -90,31 +128,40 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
 
 def _from_checkpoint(folder: Path, app_id: str) -> tuple[int, int | None]:
     """(version of the latest complete checkpoint, or -1; the app's version in it)."""
+    checkpoint_version, last = -1, None
+    for version, path in _checkpoint_files(folder):
+        checkpoint_version = version
+        for txn in _checkpoint_actions(path, "txn"):
+            if txn.get("appId") == app_id:
+                last = int(txn["version"])
+    return checkpoint_version, last
+
+
+def _checkpoint_files(folder: Path) -> list[tuple[int, Path]]:
+    """The files of the latest complete checkpoint (none: no checkpoint), with its version."""
     by_version: dict[int, list[tuple[Path, int]]] = {}
     for f in folder.iterdir():
         if m := _CHECKPOINT.match(f.name):
             by_version.setdefault(int(m.group(1)), []).append((f, int(m.group(3) or 1)))
     for version in sorted(by_version, reverse=True):
         files = by_version[version]
-        parts = files[0][1]
-        if len(files) < parts:  # a multi-part checkpoint still being written
-            continue
-        last = None
-        for path, _ in files:
-            for txn in _checkpoint_transactions(path):
-                if txn.get("appId") == app_id:
-                    last = int(txn["version"])
-        return version, last
-    return -1, None
+        if len(files) >= files[0][1]:  # else a multi-part checkpoint still being written
+            return [(version, path) for path, _ in files]
+    return []
 
 
-def _checkpoint_transactions(path: Path) -> list[dict[str, Any]]:
+def _checkpoint_schema(path: Path) -> str | None:
+    return next((m["schemaString"] for m in _checkpoint_actions(path, "metaData")), None)
+
+
+def _checkpoint_actions(path: Path, kind: str) -> list[dict[str, Any]]:
+    """The actions of one kind (``txn``, ``metaData``) in a checkpoint file."""
     if path.suffix == ".json":
-        return [a["txn"] for a in _json_lines(path) if "txn" in a]
+        return [a[kind] for a in _json_lines(path) if kind in a]
     import pyarrow.parquet as pq  # here: reading commits alone must not load pyarrow
 
     schema = pq.read_schema(path)
-    if "txn" not in schema.names:
+    if kind not in schema.names:
         return []
-    column = pq.read_table(path, columns=["txn"]).column("txn").to_pylist()
+    column = pq.read_table(path, columns=[kind]).column(kind).to_pylist()
     return [t for t in column if t is not None]

@@ -19,7 +19,9 @@ A batch without rows opens no transaction (its replay has no rows either).
 Consumers must read with ``isolation.level = read_committed`` (records of aborted transactions
 are then never seen). Each record is a JSON object of the output row, keyed by the grouping key
 (``key`` or ``user_id``), with headers ``streamwarden-batch`` (the batch id) and, where the row
-has one, ``streamwarden-id`` (``session_id:revision``, or ``match_id``): the idempotence key.
+has one, ``streamwarden-id``: the idempotence key, ``<key>:<revision>`` for an output whose
+:class:`~streamwarden.sinks.base.OutputShape` declares them (``session_id:revision``), or the
+row's ``match_id``.
 
 The price: the rows of a batch pass through the driver, so this sink's throughput is the
 driver's producer's (see BENCHMARKS.md), not the executors'.
@@ -62,11 +64,20 @@ class KafkaBatchSink:
     settings = frozenset({"topic", "transactional_id"})
     sections = frozenset({"kafka"})
 
-    def __init__(self, name: str, topic: str, kafka: KafkaConfig, transactional_id: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        topic: str,
+        kafka: KafkaConfig,
+        transactional_id: str,
+        shape: OutputShape = STANDALONE,
+    ) -> None:
         self.name = name
         self.topic = topic
         self.kafka = kafka
         self.transactional_id = transactional_id
+        #: What the rows are: a revised output's key and revision make each record's id.
+        self.shape = shape
         self._producer: Producer | None = None
         #: The sink group's identity for ``send_offsets_to_transaction`` (with the producer).
         self._group_metadata: object = None
@@ -108,7 +119,11 @@ class KafkaBatchSink:
         sink = config.sinks.configured()[name]
         assert sink.topic is not None  # check_config
         return cls(
-            name, sink.topic, _cluster(config), sink.transactional_id or _default_id(config, name)
+            name,
+            sink.topic,
+            _cluster(config),
+            sink.transactional_id or _default_id(config, name),
+            shape,
         )
 
     def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
@@ -119,7 +134,7 @@ class KafkaBatchSink:
             return False  # committed before a crash; the replayed batch holds the same rows
         started = False  # a batch without rows needs no transaction (and its replay has none)
         try:
-            for key, value, row_id in _records(rows):  # Spark computes the rows here
+            for key, value, row_id in _records(rows, self.shape):  # Spark computes them here
                 if not started:
                     producer.begin_transaction()
                     started = True
@@ -285,7 +300,7 @@ def _coordinator_busy(exc: Exception) -> bool:
     return isinstance(error, KafkaError) and (error.retriable() or error.code() in busy)
 
 
-def _records(rows: DataFrame) -> Iterator[tuple[str | None, str, str | None]]:
+def _records(rows: DataFrame, shape: OutputShape) -> Iterator[tuple[str | None, str, str | None]]:
     """(key, JSON value, idempotence key) of each row, computed by Spark, read partition by
     partition (never the whole batch in the driver's memory at once)."""
     from pyspark.sql import functions as F
@@ -295,17 +310,20 @@ def _records(rows: DataFrame) -> Iterator[tuple[str | None, str, str | None]]:
     selected = rows.select(
         key.cast("string").alias("k"),
         F.to_json(F.struct(*[F.col(c) for c in columns])).alias("v"),
-        _row_id(columns).alias("i"),
+        _row_id(columns, shape).alias("i"),
     )
     for row in selected.toLocalIterator(prefetchPartitions=True):
         yield row["k"], row["v"], row["i"]
 
 
-def _row_id(columns: list[str]) -> Column:
+def _row_id(columns: list[str], shape: OutputShape) -> Column:
+    """The idempotence key of a row: ``<key>:<revision>`` for an output whose shape declares
+    them (sessions), else the row's own ``match_id`` (a match stands alone: its shape declares
+    no key, since no later row replaces it), else none."""
     from pyspark.sql import functions as F
 
-    if "session_id" in columns and "revision" in columns:
-        return F.concat_ws(":", "session_id", F.col("revision").cast("string"))
+    if shape.key is not None and shape.revision is not None:
+        return F.concat_ws(":", F.col(shape.key), F.col(shape.revision).cast("string"))
     if "match_id" in columns:
         return F.col("match_id").cast("string")
     return F.lit(None).cast("string")

@@ -8,7 +8,7 @@ their kinds, this is the one place that writes them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from streamwarden.spark.jvm import java_message
 
@@ -21,9 +21,19 @@ __all__ = ["BatchWriter", "Output", "Prepare"]
 
 #: One output of a batch: the sink, and how to select its rows from the operator's output.
 Output = tuple["BatchSink", Callable[["DataFrame"], "DataFrame"]]
-#: What an operator does with a batch's output before the sinks get it (the sessions
-#: operator's history merge): the persisted output and the batch id in, the rows to write out.
-Prepare = Callable[["DataFrame", int], "DataFrame"]
+
+
+class Prepare(Protocol):
+    """What an operator does with a batch's output before the sinks get it (the sessions
+    operator's history merge)."""
+
+    def __call__(self, combined: DataFrame, batch_id: int) -> DataFrame:
+        """The persisted output and the batch id in, the rows to write out."""
+        ...
+
+    def close(self) -> None:
+        """Releases what it holds (a store's connection) when the query has ended."""
+        ...
 
 
 class BatchWriter:
@@ -45,6 +55,11 @@ class BatchWriter:
         #: ``foreachBatch`` as "an exception was raised by the Python Proxy" with a Python
         #: traceback, so the runner reports this instead.
         self.failure: str | None = None
+
+    def close(self) -> None:
+        """Called by the runner when the query has ended, failed or not."""
+        if self.prepare is not None:
+            self.prepare.close()
 
     def __call__(self, combined: DataFrame, batch_id: int) -> None:
         try:

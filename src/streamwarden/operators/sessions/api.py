@@ -252,9 +252,15 @@ def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:
     return events.select(F.to_json(F.struct(*[F.col(c) for c in columns])).alias("raw"))
 
 
-def session_rows(combined: DataFrame) -> DataFrame:
-    """The session revisions of an engine output, with times as timestamps."""
-    return combined.where(F.col("kind") == "session").select(*_columns(SESSION_COLUMNS))
+def session_rows(combined: DataFrame, *, url_times: bool = False) -> DataFrame:
+    """The session revisions of an engine output, with times as timestamps; with
+    ``url_times``, also the time of each of ``urls`` (after it), which a history store needs to
+    merge late events into a stored session."""
+    names: tuple[str, ...] = SESSION_COLUMNS
+    if url_times:
+        at = names.index("urls") + 1
+        names = (*names[:at], "url_times", *names[at:])
+    return combined.where(F.col("kind") == "session").select(*_columns(names))
 
 
 def dead_letter_rows(combined: DataFrame) -> DataFrame:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
@@ -118,11 +119,15 @@ class SessionsOperator:
     def build_step(self, config: PipelineConfig, records: DataFrame) -> OperatorStep:
         params = SessionParams.from_config(config.sessions, config.validation)
         result = sessionize(records, params, fields=config.fields, validation=config.validation)
+        history = config.history is not None
         writer = writer_for(
             config,
-            {"sessions": session_rows, "dead_letters": dead_letter_rows},
+            {
+                "sessions": partial(session_rows, url_times=history),
+                "dead_letters": dead_letter_rows,
+            },
             {"sessions": SESSION_SHAPE, "dead_letters": DEAD_LETTER_SHAPE},
-            HistoryMerge(config, params) if config.history is not None else None,
+            HistoryMerge(config, params) if history else None,
         )
         return OperatorStep(result.combined.observe(OBSERVATION, *observed_counts()), writer)
 

@@ -1,0 +1,213 @@
+"""The Delta history store (``[history] kind = "delta"``, the default): the pipeline's own Delta
+sessions table (``[sinks.sessions] kind = "delta"``, ``keep = "latest"``) is the store.
+
+That table already holds one row per session, its latest revision, written exactly once per
+batch by the sessions sink's MERGE (:mod:`streamwarden.sinks.delta`). So this store has no write
+path of its own:
+
+- :meth:`~DeltaHistoryStore.lookup` reads the stored sessions of the wanted users and times from
+  the table (``session_end`` and the ``session_date`` partition prune what it reads);
+- :meth:`~DeltaHistoryStore.apply` writes nothing: the batch's sessions and deletions reach the
+  table in the sink's MERGE of that batch, right after the merge step, as one Delta commit made
+  idempotent by Delta's transaction ids (``txnAppId`` = the pipeline's id, ``txnVersion`` = the
+  batch id);
+- a replayed batch (:meth:`~DeltaHistoryStore.applied`) is answered by time travel: when the
+  table's log holds the batch's commit, the lookups of that batch read the table as of the
+  version before that commit, so the merge sees what it saw the first time and, being
+  deterministic (events and sessions are put in order first, session ids come from the user and
+  the start), gives the same rows. The table's Change Data Feed would give back only the
+  sessions the commit wrote, not the dead letters the merge made (those go to another sink), and
+  would add change files to every commit; time travel needs only the log and files a table keeps
+  anyway (``streamwarden maintain`` refuses a VACUUM retention under 7 days, and only the last
+  batch is ever replayed).
+
+The merge needs each stored session's ``url_times``: the sessions output carries it when a
+history store is configured. A table written before that, with ``collect_urls`` on, lacks it
+and is refused (its stored sessions would lose their URLs in a merge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from streamwarden.errors import ConfigError
+from streamwarden.history.base import HISTORY_KINDS, SESSION_FIELDS, Row, Wanted
+from streamwarden.sinks import delta_log
+from streamwarden.sinks.base import pipeline_id
+from streamwarden.sinks.delta_table import DeltaTarget
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Row as SparkRow
+
+    from streamwarden.config.history import HistoryConfig
+    from streamwarden.config.model import PipelineConfig
+
+__all__ = ["DeltaHistoryStore"]
+
+#: The column the merge needs that a sessions table written without a history store lacks.
+URL_TIMES = "url_times"
+
+
+class DeltaHistoryStore:
+    """The history store in the pipeline's Delta sessions table (see the module's
+    description)."""
+
+    settings = frozenset[str]()
+
+    def __init__(self, target: DeltaTarget, app_id: str, collect_urls: bool) -> None:
+        self.target = target
+        self.app_id = app_id
+        self._collect_urls = collect_urls
+        #: The table version a replayed batch's lookups read (-1: before the table existed);
+        #: None: the current version.
+        self._as_of: int | None = None
+        self._checked = False
+
+    @staticmethod
+    def check_config(config: HistoryConfig) -> None:
+        """Nothing of its own: the sessions sink's section says where the table is."""
+
+    @staticmethod
+    def check_pipeline(config: PipelineConfig) -> None:
+        sink = config.sinks.configured().get("sessions")
+        if sink is None or sink.kind != "delta" or sink.keep != "latest":
+            what = "none" if sink is None else f"kind = {sink.kind!r}, keep = {sink.keep!r}"
+            raise ValueError(
+                '[history] kind = "delta" (the default) keeps history in the Delta sessions '
+                f'table, but [sinks.sessions] is {what}: set [sinks.sessions] kind = "delta" '
+                'with keep = "latest", or use [history] kind = "postgres" with host, database '
+                "and user"
+            )
+
+    @staticmethod
+    def check(config: PipelineConfig) -> None:
+        location = _target(config).path  # a metastore table is checked at its first batch
+        if location is not None:
+            _check_columns(delta_log.columns(location), location, config.sessions.collect_urls)
+
+    @staticmethod
+    def jars(config: PipelineConfig) -> tuple[str, ...]:
+        from streamwarden.spark.delta import delta_jars
+
+        return delta_jars()
+
+    @staticmethod
+    def where(config: PipelineConfig) -> str:
+        return f"the sessions sink's {_target(config).describe()}"
+
+    @classmethod
+    def open(cls, config: PipelineConfig) -> DeltaHistoryStore:
+        return cls(_target(config), pipeline_id(config), config.sessions.collect_urls)
+
+    def lookup(self, wanted: Sequence[Wanted]) -> list[Row]:
+        if not wanted:
+            return []
+        spark = _spark()
+        table = self._read(spark)
+        if table is None:
+            return []
+        return [_stored(r.asDict(recursive=True)) for r in _matching(spark, table, wanted)]
+
+    def applied(self, run_id: str, batch_id: int) -> list[Row] | None:
+        """None: a batch is always merged (again). For a batch the table's log already holds
+        (a replay), the lookups that follow read the table as it was before that batch's
+        commit, so the merge gives the rows it gave the first time. ``run_id`` is not needed:
+        the log records the pipeline's id with each batch."""
+        location = self.target.location(_spark())
+        version = None if location is None else delta_log.commit_of(location, self.app_id, batch_id)
+        self._as_of = None if version is None else version - 1
+        return None
+
+    def apply(
+        self,
+        run_id: str,
+        batch_id: int,
+        sessions: Sequence[Row],
+        deletions: Sequence[str],
+        output: Sequence[Row],
+    ) -> None:
+        """Nothing to write: the sessions sink's MERGE of this batch writes these sessions and
+        deletions to the table, in the batch's one Delta commit."""
+        self._as_of = None
+
+    def size(self) -> int:
+        table = self.target.read(_spark())
+        return 0 if table is None else table.count()
+
+    def close(self) -> None:
+        """Nothing to release: the table is read through the run's SparkSession."""
+
+    def _read(self, spark: SparkSession) -> DataFrame | None:
+        if self._as_of == -1 or not self.target.exists(spark):
+            return None  # no table yet (before the first batch with sessions)
+        location = self.target.location(spark)
+        assert location is not None
+        if not self._checked:
+            _check_columns(delta_log.columns(location), location, self._collect_urls)
+            self._checked = True
+        reader = spark.read.format("delta")
+        if self._as_of is not None:
+            reader = reader.option("versionAsOf", self._as_of)
+        return reader.load(str(location))
+
+
+def _matching(spark: SparkSession, table: DataFrame, wanted: Sequence[Wanted]) -> list[SparkRow]:
+    """The rows of ``table`` that ``wanted`` asks for, with the store's fields."""
+    from pyspark.sql import functions as F
+
+    asked = spark.createDataFrame(
+        [(w.user_id, w.from_ms, w.to_ms) for w in wanted],
+        "w_user string, from_ms long, to_ms long",
+    )
+    start, end = F.unix_millis("session_start"), F.unix_millis("session_end")
+    earliest = _timestamp(min(w.from_ms for w in wanted))
+    latest = _timestamp(max(w.to_ms for w in wanted))
+    rows = table.where(F.col("session_end") >= F.lit(earliest))  # files skipped by their stats
+    if "session_date" in table.columns:
+        rows = rows.where(F.col("session_date") <= F.lit(latest.date()))
+    found = rows.join(
+        F.broadcast(asked),
+        (F.col("user_id") == F.col("w_user"))
+        & (end >= F.col("from_ms"))
+        & (start < F.col("to_ms")),
+    )
+    url_times = F.col(URL_TIMES) if URL_TIMES in table.columns else F.lit(None).cast("array<long>")
+    derived = {"start_ms": start, "end_ms": end, URL_TIMES: url_times}
+    columns = [derived.get(n, F.col(n)).alias(n) for n in SESSION_FIELDS]
+    return list(found.select(*columns).dropDuplicates(["session_id"]).collect())
+
+
+def _stored(row: dict[str, object]) -> Row:
+    return {n: row[n] for n in SESSION_FIELDS}
+
+
+def _timestamp(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def _check_columns(columns: list[str] | None, location: Path, collect_urls: bool) -> None:
+    if columns is not None and collect_urls and URL_TIMES not in columns:
+        raise ConfigError(
+            f"the Delta sessions table at {location} has no {URL_TIMES} column, which the "
+            "history store needs to merge late events into sessions with their URLs (it was "
+            "written without a [history] section); point [sinks.sessions] path at a new table "
+            'and start from a new checkpoint, or use [history] kind = "postgres"'
+        )
+
+
+def _target(config: PipelineConfig) -> DeltaTarget:
+    sink = config.sinks.configured()["sessions"]
+    return DeltaTarget(path=sink.path, table=sink.table)
+
+
+def _spark() -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    return SparkSession.active()
+
+
+HISTORY_KINDS.register("delta", DeltaHistoryStore)
