@@ -129,7 +129,9 @@ def one_run(args: argparse.Namespace) -> None:
     shutil.rmtree(out, ignore_errors=True)
     config = example_config(landing, out)
     pipeline = Pipeline(config)
-    pid = int(pipeline.spark._jvm.java.lang.ProcessHandle.current().pid())
+    jvm = pipeline.spark._jvm
+    pid = int(jvm.java.lang.ProcessHandle.current().pid())
+    runtime = jvm.java.lang.Runtime.getRuntime()
     ck = out / "checkpoint"
     seen: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
@@ -151,6 +153,9 @@ def one_run(args: argparse.Namespace) -> None:
             ck_sources_new_bytes=sum(s for p, s in new.items() if "/sources/" in p),
             ck_state_dir_bytes=sum(s for p, s in now.items() if "/state/" in p),
             **proc_memory(pid),
+            # the JVM heap's share of the RSS: committed (reserved from the OS) and in use
+            heap_committed=int(runtime.totalMemory()),
+            heap_used=int(runtime.totalMemory()) - int(runtime.freeMemory()),
         )
         rows.append(row)
         print(
@@ -243,10 +248,15 @@ def report(document: dict[str, Any]) -> str:
         f"| resources.container_memory | {(d['container_memory'] or 0) / MIB:,.0f} |",
         f"| JVM peak RSS (VmHWM) over the run | {m['peak_rss'] / MIB:,.0f} |",
         f"| JVM RSS at the last batch | {m['last_rss'] / MIB:,.0f} |",
+        f"| JVM heap committed, max over batches | {_mib(m.get('heap_committed_max'))} |",
         f"| RocksDB memoryUsedBytes, max over batches (sum of partitions) "
         f"| {m['rocksdb_max'] / MIB:,.0f} |",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _mib(value: int | None) -> str:
+    return f"{value / MIB:,.0f}" if value else "-"
 
 
 def main() -> None:
@@ -281,6 +291,7 @@ def main() -> None:
             "peak_rss": max(b["VmHWM"] for b in out["batches"]),
             "last_rss": data[-1]["VmRSS"],
             "rocksdb_max": max(b["state_memoryUsedBytes"] for b in out["batches"]),
+            "heap_committed_max": max(b.get("heap_committed", 0) for b in out["batches"]),
             "custom_metrics_last": data[-1]["custom"],
         },
         "batches": out["batches"],

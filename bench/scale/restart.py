@@ -74,6 +74,19 @@ def committed(checkpoint: Path) -> int:
     return max(ids, default=-1)
 
 
+def committed_file(checkpoint: Path, name: str) -> bool:
+    """Whether the batch that read landing file ``name`` is committed: the file source's log
+    (``sources/0/<id>``, or a compacted ``<id>.compact`` holding all entries up to ``<id>``)
+    names the file, and ``commits/<id>`` exists. Idle ticks are batches too: they do not count."""
+    for entry in (checkpoint / "sources" / "0").glob("*"):
+        stem = entry.name.removesuffix(".compact")
+        if stem.isdigit() and name in entry.read_text(errors="replace"):
+            if entry.name.endswith(".compact"):
+                return committed(checkpoint) >= int(stem)
+            return (checkpoint / "commits" / stem).exists()
+    return False
+
+
 def logged(checkpoint: Path) -> int:
     ids = [int(p.name) for p in (checkpoint / "offsets").glob("*") if p.name.isdigit()]
     return max(ids, default=-1)
@@ -158,22 +171,21 @@ def variant_run(name: str, traffic: SteadyTraffic, deadline: float) -> dict[str,
     kill(proc)
     at_kill = {"last_committed": committed(ck), **state_files(ck)}
     # 2. restart with one new file
-    one_file_batch(traffic, landing, f"events-{files:06d}-after-kill.jsonl")
+    new_file = f"events-{files:06d}-after-kill.jsonl"
+    one_file_batch(traffic, landing, new_file)
     restart_log = work / "restart.log"
     t0 = time.perf_counter()
     proc = start(landing, work, conf, restart_log)
-    restart_s = wait_until(
-        lambda: committed(ck) > at_kill["last_committed"], proc, deadline, "the restart"
-    )
+    restart_s = wait_until(lambda: committed_file(ck, new_file), proc, deadline, "the restart")
     kill(proc)
     # 3. baseline: the same one-file batch on a fresh checkpoint
     base = work / "baseline"
     (base / "landing").mkdir(parents=True)
-    shutil.copy2(landing / f"events-{files:06d}-after-kill.jsonl", base / "landing")
+    shutil.copy2(landing / new_file, base / "landing")
     base_log = work / "baseline.log"
     proc = start(base / "landing", base, conf, base_log)
     baseline_s = wait_until(
-        lambda: committed(base / "checkpoint") >= 0, proc, deadline, "the baseline"
+        lambda: committed_file(base / "checkpoint", new_file), proc, deadline, "the baseline"
     )
     kill(proc)
     return {

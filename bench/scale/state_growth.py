@@ -35,6 +35,13 @@ events with N keys open, checkpoints included (both jobs also pay the final flus
 sessions at end of input, which the difference cancels). It is a throughput figure, not a
 latency: a live Flink job processes each event as it comes.
 
+The difference is only meaningful when the steady phase takes well longer than the run-to-run
+noise of a job's start and final flush (seconds): so Flink gets the same stream prolonged to at
+least ``--flink-min-steady-events`` (default 2M) steady events, in more files of B events, and the
+difference is divided by its own number of steady batches. A validation run at 10k keys, B = 5k
+and 8 steady batches (40k events) gave Flink per-batch figures within its noise (80 ms one run,
+1.2 s and 5.5 s others): small steady phases do not measure Flink.
+
 Per (engine, N), the per-batch times over the batch sizes are fitted with ``time = a + b*rows``:
 ``a`` is the fixed cost of a micro-batch at that state size, ``b`` the cost per input row.
 
@@ -45,6 +52,7 @@ written to ``.md`` beside it) and a plot (``.png``, matplotlib).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -233,6 +241,7 @@ def flink_engine(
     shutil.rmtree(checkpoints, ignore_errors=True)
     steady_s = float(runs["full"]["seconds"]) - float(runs["warmup"]["seconds"])
     summary = {
+        "steady_batches": traffic.steady_batches,
         "per_batch_ms": 1000 * steady_s / traffic.steady_batches,
         "steady_events_per_s": traffic.steady_batches * traffic.batch_events / steady_s
         if steady_s > 0
@@ -266,7 +275,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 if engine in SPARK_ENGINES[args.workload]:
                     run = spark_engine(engine, traffic, path, args)
                 else:
-                    run = flink_engine(engine, traffic, path, args)
+                    # the same stream, prolonged: a steady phase long enough to stand out of
+                    # the noise of a Flink job's start and end (see the module docstring)
+                    longer = dataclasses.replace(
+                        traffic,
+                        steady_batches=max(
+                            args.steady_batches, -(-args.flink_min_steady_events // b)
+                        ),
+                    )
+                    run = flink_engine(engine, longer, dataset(longer), args)
                 if run is None:
                     continue
                 results.append({"keys": n, "batch_events": b, "engine": engine, **run})
@@ -408,6 +425,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keys", type=ints, default=[10_000, 100_000, 1_000_000, 5_000_000])
     parser.add_argument("--batch-events", type=ints, default=[5_000, 50_000])
     parser.add_argument("--steady-batches", type=int, default=40)
+    parser.add_argument(
+        "--flink-min-steady-events",
+        type=int,
+        default=2_000_000,
+        help="Flink's steady phase holds at least this many events (more batches of B than the "
+        "Spark engines get, of the same stream) so that it outweighs a job's start-up noise",
+    )
     parser.add_argument("--workload", choices=sorted(SPARK_ENGINES), default="sessions")
     parser.add_argument("--engines", help="comma-separated subset of the workload's engines")
     parser.add_argument("--name", help="results file name (default scale-state-growth[-patterns])")
