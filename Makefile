@@ -13,9 +13,9 @@ ENGINE_TESTS_OK := .cache/engine-tests.ok
 JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
-.PHONY: demo demo-kafka postgres test test-engine lint soak cluster faults bench bench-patterns bench-rescale bench-kafka \
-	bench-delta bench-history bench-cluster \
-	setup clean
+.PHONY: demo demo-kafka postgres test test-engine lint soak cluster faults bench bench-patterns \
+	bench-rescale bench-kafka bench-delta bench-history bench-cluster bench-scale bench-scale-state \
+	bench-scale-patterns bench-scale-restart bench-scale-checkpoint setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
 
@@ -102,6 +102,25 @@ bench-history: setup postgres
 # The 2M-event sessions pipeline on a two-worker standalone cluster against local[2].
 bench-cluster: setup
 	$(BIN)/python bench/cluster_bench.py
+
+# Performance as the work grows (issue 21), one script per question, each engine in a process of
+# its own; JSON, Markdown tables and plots in bench/results/. Hours on the full sizes: run it on
+# a quiet machine. SCALE_ARGS passes options to the state-growth runs (e.g. --keys 10000,100000).
+bench-scale: bench-scale-state bench-scale-patterns bench-scale-restart bench-scale-checkpoint
+
+bench-scale-state: setup
+	bash bench/setup_flink.sh
+	$(BIN)/python bench/scale/state_growth.py $(SCALE_ARGS)
+
+bench-scale-patterns: setup
+	bash bench/setup_flink.sh
+	$(BIN)/python bench/scale/state_growth.py --workload patterns $(SCALE_ARGS)
+
+bench-scale-restart: setup
+	$(BIN)/python bench/scale/restart.py
+
+bench-scale-checkpoint: setup
+	$(BIN)/python bench/scale/checkpoint_memory.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output

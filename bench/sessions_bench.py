@@ -165,14 +165,22 @@ def measure_native(spark, path, work, fpt) -> Measured:
 
 
 def measure_native_same_output(spark, path, work, fpt) -> Measured:
-    """(b=): ``session_window`` producing the session row (c) produces, so that both do the same
+    """(b=): ``session_window`` producing the session row (c) produces (see
+    :func:`native_same_output`)."""
+    sessions = native_same_output(spark, path, fpt)
+    name = "(b=) Spark session_window, same session row as (c)"
+    return counted(name, sessions, Totals("page_count"), work / "b=")
+
+
+def native_same_output(spark: SparkSession, path: Path, fpt: int) -> DataFrame:
+    """``session_window`` producing the session row (c) produces, so that both do the same
     work per session: id, start, end, page count, bytes, first and last url, revision and
     truncated flag. What it still cannot do natively, and (c) does: caps, late updates, dead
     letters for late records (it drops them silently)."""
     events = valid_events(spark, path, fpt).select(
         "user_id", F.timestamp_millis("ts_ms").alias("ts"), "url", "size"
     )
-    sessions = (
+    return (
         events.withWatermark("ts", f"{int(DELAY.total_seconds())} seconds")
         .groupBy(F.session_window("ts", f"{int(GAP.total_seconds())} seconds"), "user_id")
         .agg(
@@ -195,8 +203,6 @@ def measure_native_same_output(spark, path, work, fpt) -> Measured:
             F.lit(False).alias("truncated"),
         )
     )
-    name = "(b=) Spark session_window, same session row as (c)"
-    return counted(name, sessions, Totals("page_count"), work / "b=")
 
 
 def measure_sessionize(spark, path, work, fpt) -> Measured:

@@ -1,0 +1,130 @@
+"""What the scale benchmarks (bench/scale/, issue 21) share: the data sets, one Spark engine run
+per subprocess, the parts of StreamingQueryProgress they read, medians and result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parents[1]
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+from scale.traffic import SteadyTraffic, write_files  # noqa: E402
+
+RESULTS = BENCH / "results"
+DATA = BENCH / "data" / "scale"
+PYTHON = ROOT / ".venv" / "bin" / "python"
+FLINK_PYTHON = ROOT / ".venv-flink" / "bin" / "python"
+
+#: The parts of a micro-batch's ``durationMs`` the reports break a batch into.
+DURATION_PARTS = (
+    "triggerExecution",
+    "addBatch",
+    "queryPlanning",
+    "getBatch",
+    "latestOffset",
+    "walCommit",
+    "commitOffsets",
+)
+#: The state operator's own timings and sizes.
+STATE_PARTS = (
+    "allUpdatesTimeMs",
+    "allRemovalsTimeMs",
+    "commitTimeMs",
+    "numRowsTotal",
+    "numRowsUpdated",
+    "numRowsRemoved",
+    "memoryUsedBytes",
+)
+
+
+def dataset(traffic: SteadyTraffic) -> Path:
+    """The traffic's files, generated once under bench/data/scale/."""
+    name = (
+        f"n{traffic.slots}-b{traffic.batch_events}-s{traffic.steady_batches}"
+        f"-l{traffic.lifetime}-w{traffic.warmup_revisits}"
+    )
+    return write_files(traffic, DATA / name)
+
+
+def batch_row(progress: dict[str, Any]) -> dict[str, Any]:
+    """One micro-batch's figures from its StreamingQueryProgress (as a dict)."""
+    row: dict[str, Any] = {
+        "batchId": progress["batchId"],
+        "numInputRows": progress["numInputRows"],
+        **{f"ms_{k}": progress["durationMs"].get(k, 0) for k in DURATION_PARTS},
+    }
+    ops = progress.get("stateOperators") or []
+    for k in STATE_PARTS:
+        row[f"state_{k}"] = sum(int(op.get(k, 0)) for op in ops)
+    custom: dict[str, int] = {}
+    for op in ops:
+        for k, v in (op.get("customMetrics") or {}).items():
+            custom[k] = custom.get(k, 0) + int(v)
+    row["custom"] = custom
+    return row
+
+
+def last_quarter_median(rows: Sequence[dict[str, Any]], key: str) -> float:
+    """Median of ``key`` over the last quarter of ``rows`` (at least one row)."""
+    tail = rows[len(rows) - max(1, len(rows) // 4) :]
+    return float(statistics.median(r[key] for r in tail))
+
+
+def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Least-squares ``y = a + b x`` over ``points``; None with fewer than two distinct x."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    b = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return my - b * mx, b
+
+
+def run_json(command: Sequence[str], log: Path, timeout: float | None = None) -> dict[str, Any]:
+    """Runs ``command`` (one engine run in a process of its own), its stderr to ``log``; returns
+    the JSON object on the last line of its stdout."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as err:
+        out = subprocess.run(
+            list(command),
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            check=False,
+        )
+    if out.returncode != 0:
+        raise RuntimeError(f"{command[1:3]} failed (exit {out.returncode}); see {log}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def save(name: str, document: dict[str, Any]) -> Path:
+    """Writes bench/results/NAME.json."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(document, indent=2, default=str))
+    return path
+
+
+def proc_memory(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (peak RSS) of process ``pid`` in bytes, from /proc."""
+    fields: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) * 1024
+    return fields
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) if folder.exists() else 0

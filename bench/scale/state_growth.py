@@ -1,0 +1,454 @@
+"""Cost per micro-batch as the open state grows (issue 21, question 1), and its fixed part.
+
+Usage::
+
+    .venv/bin/python bench/scale/state_growth.py [--keys 10000,100000,1000000,5000000]
+        [--batch-events 5000,50000] [--steady-batches 40] [--workload sessions|patterns]
+        [--engines sessionize,session_window,flink-heap,flink-rocksdb]
+
+For every open-key count N and batch size B (varied independently) it writes the steady traffic
+of ``bench/scale/traffic.py`` (a warm-up touching all N keys in files of 200k events, then
+``--steady-batches`` files of B events that keep N keys active, 2% of them replaced by new keys
+every revisit period, so timers fire and state rows are removed), then runs every engine on the
+same files, each in a process (JVM) of its own:
+
+sessions (``--workload sessions``)
+  ``sessionize``      streamwarden's sessions (RocksDB state, the project's Spark defaults)
+  ``session_window``  Spark's native session window producing the same session row
+                      (``sessions_bench.py``'s (b=))
+  ``flink-heap``, ``flink-rocksdb``  Flink SQL session windows (``bench/flink_sessions.py``)
+                      with exactly-once checkpoints every 2 s
+patterns (``--workload patterns``, page 1 then page 2 of the same user within 30 minutes; the
+traffic alternates pages 1, 2 per key, so about half the keys hold a partial match)
+  ``detect``          streamwarden's ``detect``
+  ``flink-match``     Flink SQL ``MATCH_RECOGNIZE`` on heap, checkpoints every 2 s
+                      (``bench/flink_patterns.py``)
+
+Spark engines read one file per micro-batch (``maxFilesPerTrigger`` 1). Their per-batch time is
+the median of ``triggerExecution`` over the last quarter of the steady batches, broken into the
+parts of ``durationMs`` and the state operator's update, removal and commit times.
+
+Flink has no micro-batches: it runs the same job twice in fresh JVMs, once on the warm-up files
+alone and once on warm-up + steady files, and its per-batch-equivalent time is the difference of
+the two jobs' net runtimes divided by the number of steady batches: the marginal cost of B more
+events with N keys open, checkpoints included (both jobs also pay the final flush of the open
+sessions at end of input, which the difference cancels). It is a throughput figure, not a
+latency: a live Flink job processes each event as it comes.
+
+The difference is only meaningful when the steady phase takes well longer than the run-to-run
+noise of a job's start and final flush (seconds): so Flink gets the same stream prolonged to at
+least ``--flink-min-steady-events`` (default 2M) steady events, in more files of B events, and the
+difference is divided by its own number of steady batches. A validation run at 10k keys, B = 5k
+and 8 steady batches (40k events) gave Flink per-batch figures within its noise (80 ms one run,
+1.2 s and 5.5 s others): small steady phases do not measure Flink.
+
+Per (engine, N), the per-batch times over the batch sizes are fitted with ``time = a + b*rows``:
+``a`` is the fixed cost of a micro-batch at that state size, ``b`` the cost per input row.
+
+Results: ``bench/results/scale-state-growth[-patterns].json``, a Markdown table printed (and
+written to ``.md`` beside it) and a plot (``.png``, matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scale.common import (
+    BENCH,
+    DURATION_PARTS,
+    FLINK_PYTHON,
+    PYTHON,
+    RESULTS,
+    batch_row,
+    dataset,
+    fit_line,
+    last_quarter_median,
+    run_json,
+    save,
+)
+from scale.traffic import SteadyTraffic
+
+SPARK_ENGINES = {"sessions": ("sessionize", "session_window"), "patterns": ("detect",)}
+FLINK_ENGINES = {
+    "sessions": ("flink-heap", "flink-rocksdb"),
+    "patterns": ("flink-match",),
+}
+CHECKPOINT_EVERY = "2s"
+
+
+# --- one Spark engine run, in its own process ----------------------------------------------
+
+
+def spark_run(args: argparse.Namespace) -> None:
+    """Runs one Spark engine over ``args.input`` (one file per batch) and prints a JSON line."""
+    from patterns_bench import MatchCount, p1_then_p2
+    from pyspark.sql import functions as F
+    from sessions_bench import DELAY, GAP, Totals, native_same_output, source, valid_events
+
+    from streamwarden.operators.patterns import detect
+    from streamwarden.operators.sessions import SessionParams, sessionize
+    from streamwarden.spark.session import build_spark_session
+
+    spark = build_spark_session(
+        app_name=f"scale-{args.engine}",
+        shuffle_partitions=args.shuffle_partitions,
+        extra_conf={
+            "spark.driver.memory": args.driver_memory,
+            "spark.sql.streaming.numRecentProgressUpdates": "100000",
+            **dict(c.split("=", 1) for c in args.conf),
+        },
+    )
+    path, work = Path(args.input), Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    sink: Any
+    if args.engine == "sessionize":
+        result = sessionize(
+            source(spark, path, 1), SessionParams(gap=GAP, max_out_of_orderness=DELAY)
+        )
+        frame, sink = result.combined, Totals("page_count", where="kind = 'session'")
+    elif args.engine == "session_window":
+        frame, sink = native_same_output(spark, path, 1), Totals("page_count")
+    elif args.engine == "detect":
+        events = valid_events(spark, path, 1).select(
+            "user_id", F.col("ts_ms").alias("ts"), "page_number"
+        )
+        frame, sink = detect(events, p1_then_p2(), key="user_id", time="ts").combined, MatchCount()
+    else:
+        raise SystemExit(f"unknown engine {args.engine}")
+    start = time.perf_counter()
+    query = (
+        frame.writeStream.option("checkpointLocation", str(work / "checkpoint"))
+        .foreachBatch(sink)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    seconds = time.perf_counter() - start
+    if query.exception():
+        raise RuntimeError(str(query.exception()))
+    rows = [batch_row(p) for p in query.recentProgress]
+    outputs = getattr(sink, "sessions", None) or getattr(sink, "matches", None)
+    print(
+        json.dumps({"engine": args.engine, "seconds": seconds, "outputs": outputs, "batches": rows})
+    )
+    spark.stop()
+
+
+# --- the driver ------------------------------------------------------------------------------
+
+
+def spark_engine(
+    engine: str, traffic: SteadyTraffic, path: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    work = BENCH / "out" / "scale" / f"{path.name}-{engine}"
+    command = [
+        str(PYTHON),
+        __file__,
+        "spark-run",
+        "--engine",
+        engine,
+        "--input",
+        str(path),
+        "--work",
+        str(work),
+        "--shuffle-partitions",
+        str(args.shuffle_partitions),
+        "--driver-memory",
+        args.driver_memory,
+        *[f"--conf={c}" for c in args.conf],
+    ]
+    out = run_json(command, work.with_suffix(".log"))
+    data = [b for b in out["batches"] if b["numInputRows"] > 0]
+    steady = data[traffic.warmup_files :]
+    if len(steady) != traffic.steady_batches:
+        raise RuntimeError(
+            f"{engine}: {len(steady)} steady batches, expected {traffic.steady_batches}"
+        )
+    summary: dict[str, Any] = {
+        "per_batch_ms": last_quarter_median(steady, "ms_triggerExecution"),
+        **{f"{k}_ms": last_quarter_median(steady, f"ms_{k}") for k in DURATION_PARTS[1:]},
+        **{
+            k: last_quarter_median(steady, f"state_{k}")
+            for k in (
+                "allUpdatesTimeMs",
+                "allRemovalsTimeMs",
+                "commitTimeMs",
+                "numRowsTotal",
+                "numRowsRemoved",
+            )
+        },
+        "no_data_batches": len(out["batches"]) - len(data),
+        "warmup_seconds": sum(b["ms_triggerExecution"] for b in data[: traffic.warmup_files])
+        / 1000,
+        "seconds": out["seconds"],
+        "outputs": out["outputs"],
+    }
+    return {"summary": summary, "batches": out["batches"]}
+
+
+def flink_engine(
+    engine: str, traffic: SteadyTraffic, path: Path, args: argparse.Namespace
+) -> dict[str, Any] | None:
+    if not FLINK_PYTHON.exists():
+        print(f"{engine} skipped: run bench/setup_flink.sh first", file=sys.stderr)
+        return None
+    warm = path / "warmup-only"
+    if not warm.exists():
+        warm.mkdir()
+        for f in sorted(path.glob("*-warmup.jsonl")):
+            os.symlink(f, warm / f.name)
+    state = "rocksdb" if engine == "flink-rocksdb" else "heap"
+    checkpoints = BENCH / "out" / "scale" / f"{path.name}-{engine}-checkpoints"
+    if engine == "flink-match":
+        script = BENCH / "flink_patterns.py"
+        extra = ["--pattern", "p1_then_p2", "--within-minutes", "30"]
+    else:
+        script = BENCH / "flink_sessions.py"
+        extra = ["--gap-minutes", "30"]
+    runs = {}
+    for label, folder in (("warmup", warm), ("full", path)):
+        shutil.rmtree(checkpoints, ignore_errors=True)
+        command = [
+            str(FLINK_PYTHON),
+            str(script),
+            "--input",
+            str(folder),
+            "--state",
+            state,
+            "--parallelism",
+            "2",
+            "--out-of-orderness-seconds",
+            "60",
+            *extra,
+            "--conf",
+            f"execution.checkpointing.interval={CHECKPOINT_EVERY}",
+            "--conf",
+            "execution.checkpointing.storage=filesystem",
+            "--conf",
+            f"execution.checkpointing.dir={checkpoints.resolve().as_uri()}",
+        ]
+        runs[label] = run_json(command, checkpoints.parent / f"{path.name}-{engine}-{label}.log")
+    shutil.rmtree(checkpoints, ignore_errors=True)
+    steady_s = float(runs["full"]["seconds"]) - float(runs["warmup"]["seconds"])
+    summary = {
+        "steady_batches": traffic.steady_batches,
+        "per_batch_ms": 1000 * steady_s / traffic.steady_batches,
+        "steady_events_per_s": traffic.steady_batches * traffic.batch_events / steady_s
+        if steady_s > 0
+        else None,
+        "warmup_seconds": runs["warmup"]["seconds"],
+        "seconds": runs["full"]["seconds"],
+        "outputs": runs["full"].get("sessions", runs["full"].get("matches")),
+        # events Flink dropped as late (behind its watermark); 0 on this in-order traffic
+        "dropped_late": (
+            int(runs["full"]["input_events"]) - int(runs["full"]["events"])
+            if "events" in runs["full"]
+            else None
+        ),
+    }
+    return {"summary": summary, "runs": runs}
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
+    engines = (
+        [e.strip() for e in args.engines.split(",")]
+        if args.engines
+        else [*SPARK_ENGINES[args.workload], *FLINK_ENGINES[args.workload]]
+    )
+    for n in args.keys:
+        for b in args.batch_events:
+            traffic = SteadyTraffic(slots=n, batch_events=b, steady_batches=args.steady_batches)
+            path = dataset(traffic)
+            for engine in engines:
+                t0 = time.perf_counter()
+                if engine in SPARK_ENGINES[args.workload]:
+                    run = spark_engine(engine, traffic, path, args)
+                else:
+                    # the same stream, prolonged: a steady phase long enough to stand out of
+                    # the noise of a Flink job's start and end (see the module docstring)
+                    longer = dataclasses.replace(
+                        traffic,
+                        steady_batches=max(
+                            args.steady_batches, -(-args.flink_min_steady_events // b)
+                        ),
+                    )
+                    run = flink_engine(engine, longer, dataset(longer), args)
+                if run is None:
+                    continue
+                results.append({"keys": n, "batch_events": b, "engine": engine, **run})
+                s = run["summary"]
+                print(
+                    f"N={n:,} B={b:,} {engine}: {s['per_batch_ms']:.0f} ms per batch "
+                    f"({time.perf_counter() - t0:.0f} s wall)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return {"args": {k: v for k, v in vars(args).items() if k != "func"}, "results": results}
+
+
+def report(document: dict[str, Any], name: str) -> str:
+    """The Markdown tables (per-batch time, and fixed vs per-row cost) and the crossovers."""
+    results = document["results"]
+    lines = [
+        "| open keys N | events per batch B | engine | per batch ms | addBatch | planning "
+        "| getBatch + latestOffset | walCommit + commitOffsets | state updates | state removals "
+        "| state commit | state rows |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        s = r["summary"]
+
+        def cell(*keys: str, s: dict[str, Any] = s) -> str:
+            vals = [s.get(k) for k in keys]
+            return "-" if any(v is None for v in vals) else f"{sum(vals):,.0f}"
+
+        lines.append(
+            f"| {r['keys']:,} | {r['batch_events']:,} | {r['engine']} | {s['per_batch_ms']:,.0f} "
+            f"| {cell('addBatch_ms')} | {cell('queryPlanning_ms')} "
+            f"| {cell('getBatch_ms', 'latestOffset_ms')} "
+            f"| {cell('walCommit_ms', 'commitOffsets_ms')} "
+            f"| {cell('allUpdatesTimeMs')} | {cell('allRemovalsTimeMs')} | {cell('commitTimeMs')} "
+            f"| {cell('numRowsTotal')} |"
+        )
+    lines += [
+        "",
+        "Fixed cost per micro-batch and cost per input row (fit over the batch sizes):",
+        "",
+    ]
+    lines += [
+        "| engine | open keys N | fixed ms per batch (a) | µs per input row (b) |",
+        "|---|---:|---:|---:|",
+    ]
+    engines = sorted({r["engine"] for r in results})
+    keys = sorted({r["keys"] for r in results})
+    for e in engines:
+        for n in keys:
+            pts = [
+                (r["batch_events"], r["summary"]["per_batch_ms"])
+                for r in results
+                if r["engine"] == e and r["keys"] == n
+            ]
+            fit = fit_line(pts)
+            if fit:
+                lines.append(f"| {e} | {n:,} | {fit[0]:,.0f} | {fit[1] * 1000:,.1f} |")
+    lines += ["", *crossovers(results)]
+    text = "\n".join(lines) + "\n"
+    (RESULTS / f"{name}.md").write_text(text)
+    return text
+
+
+def crossovers(results: list[dict[str, Any]]) -> list[str]:
+    """Per batch size: for each other engine, the open-key counts at which ours is faster."""
+    ours = next(
+        (e for e in ("sessionize", "detect") if any(r["engine"] == e for r in results)), None
+    )
+    if ours is None:
+        return []
+    out = []
+    for b in sorted({r["batch_events"] for r in results}):
+        per = {
+            (r["engine"], r["keys"]): r["summary"]["per_batch_ms"]
+            for r in results
+            if r["batch_events"] == b
+        }
+        for other in sorted({e for e, _ in per} - {ours}):
+            keys = sorted(n for e, n in per if e == other and (ours, n) in per)
+            faster = [n for n in keys if per[(ours, n)] < per[(other, n)]]
+            ratio = ", ".join(f"{n:,}: {per[(other, n)] / per[(ours, n)]:.2f}x" for n in keys)
+            out.append(
+                f"- B={b:,}, {ours} vs {other} (their time / ours; above 1: {ours} faster): "
+                f"{ratio}; "
+                f"{ours} faster at N in {[f'{n:,}' for n in faster] or 'none'}"
+            )
+    return out
+
+
+def plot(document: dict[str, Any], name: str) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("no matplotlib: plot skipped", file=sys.stderr)
+        return None
+    results = document["results"]
+    sizes = sorted({r["batch_events"] for r in results})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4.5), squeeze=False)
+    for ax, b in zip(axes[0], sizes, strict=True):
+        for e in sorted({r["engine"] for r in results}):
+            pts = sorted(
+                (r["keys"], r["summary"]["per_batch_ms"])
+                for r in results
+                if r["engine"] == e and r["batch_events"] == b
+            )
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker="o", label=e)
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="open keys",
+            ylabel="ms per batch (Flink: equivalent)",
+            title=f"{b:,} events per batch",
+        )
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    path = RESULTS / f"{name}.png"
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="mode")
+    run = sub.add_parser("spark-run", help="internal: one Spark engine run")
+    run.add_argument("--engine", required=True)
+    run.add_argument("--input", required=True)
+    run.add_argument("--work", required=True)
+    for p in (parser, run):
+        p.add_argument("--shuffle-partitions", type=int, default=4)
+        p.add_argument("--driver-memory", default="6g")
+        p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    ints = lambda text: [int(x) for x in text.split(",")]  # noqa: E731
+    parser.add_argument("--keys", type=ints, default=[10_000, 100_000, 1_000_000, 5_000_000])
+    parser.add_argument("--batch-events", type=ints, default=[5_000, 50_000])
+    parser.add_argument("--steady-batches", type=int, default=40)
+    parser.add_argument(
+        "--flink-min-steady-events",
+        type=int,
+        default=2_000_000,
+        help="Flink's steady phase holds at least this many events (more batches of B than the "
+        "Spark engines get, of the same stream) so that it outweighs a job's start-up noise",
+    )
+    parser.add_argument("--workload", choices=sorted(SPARK_ENGINES), default="sessions")
+    parser.add_argument("--engines", help="comma-separated subset of the workload's engines")
+    parser.add_argument("--name", help="results file name (default scale-state-growth[-patterns])")
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
+    if args.mode == "spark-run":
+        spark_run(args)
+        return
+    name = args.name or "scale-state-growth" + ("-patterns" if args.workload == "patterns" else "")
+    document = measure(args)
+    save(name, document)
+    print(report(document, name))
+    plot(document, name)
+
+
+if __name__ == "__main__":
+    main()
