@@ -69,7 +69,7 @@ soak: setup
 # the cluster suite alone (part of soak): a standalone master and two workers from the pyspark
 # wheel on 127.0.0.1, pipelines submitted to it against local runs, an executor killed mid-run
 cluster: setup
-	$(BIN)/pytest -q -m soak -o addopts="-p no:cacheprovider" tests/cluster tests/test_wheel.py
+	$(BIN)/pytest -q -o addopts="-p no:cacheprovider" tests/cluster tests/test_wheel.py
 
 # fault injection alone (part of soak): >= 50 SIGKILLs over sessions and patterns; figures in
 # bench/results/faults.json (FAULT_ROUNDS, FAULT_KILLS, FAULT_SEED change the run)

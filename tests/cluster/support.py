@@ -112,8 +112,8 @@ def pipeline(root: Path, template: str, name: str, landing: Path) -> Path:
     return config
 
 
-def traffic(folder: Path) -> Path:
-    generate_traffic(TRAFFIC, folder)
+def traffic(folder: Path, spec: TrafficSpec = TRAFFIC) -> Path:
+    generate_traffic(spec, folder)
     return folder
 
 
