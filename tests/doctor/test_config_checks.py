@@ -81,6 +81,18 @@ BAD_CONFIGS = [
             }
         },
     ),
+    (  # RocksDB's 256 MiB fits the default 384 MiB overhead, but not with the JVM's own
+        "rocksdb-memory-over-overhead",
+        Severity.WARNING,
+        {
+            "spark": {
+                "conf": {
+                    f"{ROCKSDB}boundedMemoryUsage": "true",
+                    f"{ROCKSDB}maxMemoryUsageMB": "256",
+                }
+            }
+        },
+    ),
     (
         "executor-memory-ignored",
         Severity.WARNING,

@@ -24,7 +24,7 @@ from streamwarden.doctor.cluster import check_cluster_storage
 from streamwarden.doctor.connections import connection_findings
 from streamwarden.doctor.exposure import check_exposure
 from streamwarden.doctor.findings import Finding, Severity
-from streamwarden.doctor.memory import MIB, process_memory
+from streamwarden.doctor.memory import JVM_NATIVE, MIB, process_memory
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.session import (
     ROCKSDB_PROVIDER,
@@ -109,15 +109,17 @@ def check_memory(config: PipelineConfig) -> list[Finding]:
                 "memory-contradictions",
             )
         )
-    if mem.rocksdb_cap is not None and mem.rocksdb_cap > mem.overhead:
+    needed = mem.native_needed
+    if mem.rocksdb_cap is not None and needed is not None and needed > mem.overhead:
         out.append(
             Finding(
                 "rocksdb-memory-over-overhead",
                 Severity.WARNING,
-                f"RocksDB may use up to {_mib(mem.rocksdb_cap)} of native memory, more than the "
+                f"RocksDB may use up to {_mib(mem.rocksdb_cap)} of native memory and the JVM "
+                f"itself about {_mib(JVM_NATIVE)} more outside its heap, together more than the "
                 f"{_mib(mem.overhead)} of spark.{mem.role}.memoryOverhead reserved for native use",
-                f"raise spark.{mem.role}.memoryOverhead above {_mib(mem.rocksdb_cap)} plus some "
-                "headroom, or lower rocksdb.maxMemoryUsageMB",
+                f"raise spark.{mem.role}.memoryOverhead to at least {_mib(needed)}, or lower "
+                "rocksdb.maxMemoryUsageMB",
                 "memory-contradictions",
             )
         )

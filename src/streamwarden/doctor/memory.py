@@ -5,6 +5,11 @@ executor's. Spark sizes a container as heap + overhead + off-heap + PySpark work
 overhead defaults to max(384 MiB, 10% of the heap) and is where native memory lives, RocksDB's
 included. RocksDB's memory is bounded only with ``boundedMemoryUsage``; then
 ``maxMemoryUsageMB`` caps all instances of a process together.
+
+The overhead must also hold the JVM's own native memory (metaspace, code cache, thread stacks,
+direct buffers, the allocator's arenas): ``bench/scale/checkpoint_memory.py`` measured about
+420 MiB of it beside RocksDB's at 1M keys (614 MiB native, RocksDB 195 MiB of it), so the
+default 384 MiB overhead cannot hold even that, let alone RocksDB's cap (BENCHMARKS.md, Scale).
 """
 
 from __future__ import annotations
@@ -14,10 +19,13 @@ from dataclasses import dataclass
 
 from streamwarden.config.units import parse_memory
 
-__all__ = ["ProcessMemory", "process_memory"]
+__all__ = ["JVM_NATIVE", "ProcessMemory", "process_memory"]
 
 MIB = 2**20
 _MIN_OVERHEAD = 384 * MIB
+#: What the JVM itself keeps outside its heap while running a stateful query (measured ~420 MiB
+#: at 1M keys, rounded up), which the overhead must hold besides RocksDB's cap.
+JVM_NATIVE = 448 * MIB
 _ROCKSDB = "spark.sql.streaming.stateStore.rocksdb."
 
 
@@ -35,6 +43,12 @@ class ProcessMemory:
     @property
     def total(self) -> int:
         return self.heap + self.overhead + self.off_heap + self.pyspark
+
+    @property
+    def native_needed(self) -> int | None:
+        """Native memory the overhead must hold: RocksDB's cap and the JVM's own; None when
+        RocksDB is unbounded (then no figure holds)."""
+        return None if self.rocksdb_cap is None else self.rocksdb_cap + JVM_NATIVE
 
 
 def process_memory(master: str, conf: Mapping[str, str]) -> ProcessMemory:
