@@ -5,9 +5,11 @@ time, with 5% of events up to two days late, ``allowed_lateness`` 10 minutes,
 in its session, none twice; streaming state stays flat while the store grows. Prints both
 series, one line per micro-batch.
 
-The checkpoint keeps the state of the last 10 batches (``minBatchesToRetain``; the test
-session's 20 would be most of the run's 24 batches, Spark's default 100 all of them): so its
-``state/`` folder reaches the size it keeps early in the run and can be seen to stay there."""
+The checkpoint keeps the state of the last 4 batches (``minBatchesToRetain``; the test
+session's 20 would be most of the run's 24 batches, Spark's default 100 all of them) and
+RocksDB uploads a snapshot every 2 versions (``minDeltasForSnapshot``, 10 by default): so its
+``state/`` folder reaches the size it keeps early in the run, in a saw-tooth much shorter than
+a third of the run, and can be seen to stay there."""
 
 from __future__ import annotations
 
@@ -26,7 +28,11 @@ from tests.history.support import STORES, history_config, offline_sessions, revi
 pytestmark = pytest.mark.soak
 
 GAP_MS = 30 * 60_000
-RETAINED = "spark.sql.streaming.minBatchesToRetain"
+#: Spark settings of this run, restored after it: a short retention and frequent snapshots.
+SETTINGS = {
+    "spark.sql.streaming.minBatchesToRetain": "4",
+    "spark.sql.streaming.stateStore.minDeltasForSnapshot": "2",
+}
 #: Landing files (two hours of event time each) per micro-batch: 24 batches over the 4 days.
 FILES_PER_BATCH = 2
 #: How far a flat series may move between the second and the last third of the run (medians).
@@ -44,8 +50,9 @@ def run(request, spark, tmp_path_factory):
     root = Path(tmp_path_factory.mktemp(f"history-soak-{kind}"))
     traffic = write_late_traffic(root / "landing", users=150, days=4)
     series: list[tuple[int, int, int, int, int]] = []
-    retained = spark.conf.get(RETAINED, None)
-    spark.conf.set(RETAINED, "10")
+    before = {name: spark.conf.get(name, None) for name in SETTINGS}
+    for name, value in SETTINGS.items():
+        spark.conf.set(name, value)
     try:
         with pytest.MonkeyPatch.context() as mp:
             config = history_config(root, kind, postgres, mp, "history_soak")
@@ -64,11 +71,12 @@ def run(request, spark, tmp_path_factory):
 
             result = Pipeline(config, spark).run(once=True, drain=True, on_progress=measure)
             store.close()
-    finally:  # the test session's setting back
-        if retained is None:
-            spark.conf.unset(RETAINED)
-        else:
-            spark.conf.set(RETAINED, retained)
+    finally:  # the test session's settings back
+        for name, value in before.items():
+            if value is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, value)
     print(f"\nhistory soak, {kind} store: {traffic.records} records, {traffic.late} late")
     for batch, rows, written, state, stored in series:
         print(f"batch {batch:3d}: state rows {rows:5d}  state bytes written {written:7d}  "
