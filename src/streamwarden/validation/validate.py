@@ -279,7 +279,11 @@ def _failure(
             Reason.WRONG_TYPE,
             F.format_string(f"'{f.page_number}' must be an integer, got %s", page),
         ),
-        (F.trim(user) == "", Reason.INVALID_USER_ID, F.lit(f"'{f.user_id}' is empty")),
+        (
+            user.rlike(r"^(?U)\s*$"),  # any whitespace (tabs, line breaks, Unicode spaces)
+            Reason.INVALID_USER_ID,
+            F.lit(f"'{f.user_id}' is empty or only whitespace"),
+        ),
         (
             F.instr(user, "\u0000") > 0,
             Reason.INVALID_USER_ID,
