@@ -266,13 +266,12 @@ class Pipeline:
                     on_failure(failure)
                 if decision is None:
                     raise
-                if not decision.give_up:
-                    self._bisect_if_stuck(failures)
                 if decision.give_up:
                     raise RestartsExhaustedError(
                         f"pipeline {self.config.name!r} {policy.report(failures, now)}\n"
                         f"{str(exc).partition('; the full trace')[2].strip() or str(exc)}"
                     ) from None
+                self._bisect_if_stuck(failures)
                 if stop.wait(decision.wait_s):  # stopped while waiting to restart
                     return RunResult(failures=failures, stopped=stop.signal_name)
                 attempt = replace(attempt, on_started=None)  # announced once
@@ -294,7 +293,11 @@ class Pipeline:
             return
         self._bisected.add(last.batch)
         trial = BatchTrial(self, last.batch, f"{last.error_class}: {last.message}")
-        found = trial.culprits()
+        try:
+            found = trial.culprits()
+        except Exception as exc:  # bisection is a help: without it, restarts go on as before
+            self._warn(f"batch {last.batch} could not be bisected: {java_message(exc)}")
+            return
         if found is None:
             self._warn(
                 f"batch {last.batch} failed {n} times the same way; bisection ({trial.trials} "
