@@ -16,7 +16,7 @@ from streamwarden.pipeline.outputs import account
 from streamwarden.sources.file_log import files_of_batch, latest_compact
 from tests.support import pageview, pipeline_config
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.soak]  # 8 batches and a restart: `make soak`
 
 DAY_S = 86_400
 COMPACT = "spark.sql.streaming.fileSource.log.compactInterval"
