@@ -67,7 +67,7 @@ soak: setup
 	$(BIN)/pytest -q -m soak -o addopts="-p no:cacheprovider"
 
 # fault injection alone (part of soak): >= 50 SIGKILLs over sessions and patterns; figures in
-# bench/results/faults.json (FAULT_ROUNDS, FAULT_KILLS, FAULT_SEED change the run)
+# bench/results/faults.json (FAULT_ROUNDS, FAULT_KILLS, FAULT_SEED, FAULT_FIRST_ROUND change the run)
 faults: setup
 	$(BIN)/pytest -q -s -m soak -o addopts="-p no:cacheprovider" tests/pipeline/test_faults.py
 
