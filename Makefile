@@ -72,7 +72,7 @@ cluster: setup
 	$(BIN)/pytest -q -o addopts="-p no:cacheprovider" tests/cluster tests/test_wheel.py
 
 # fault injection alone (part of soak): >= 50 SIGKILLs over sessions and patterns; figures in
-# bench/results/faults.json (FAULT_ROUNDS, FAULT_KILLS, FAULT_SEED change the run)
+# bench/results/faults.json (FAULT_ROUNDS, FAULT_KILLS, FAULT_SEED, FAULT_FIRST_ROUND change the run)
 faults: setup
 	$(BIN)/pytest -q -s -m soak -o addopts="-p no:cacheprovider" tests/pipeline/test_faults.py
 

@@ -4,21 +4,28 @@ Spark's retention, ``spark.sql.streaming.minBatchesToRetain`` = 100 by default, 
 Usage: ``.venv/bin/python bench/checkpoint_growth.py [--batches 300] [--every 25]``
 
 One small landing file per batch (``max_files_per_trigger = 1``), rotating users so that state
-stays about flat; after every ``--every`` batches it prints the bytes on disk of the
-checkpoint's parts: state (RocksDB files of every retained version), the offsets and commits
-logs, and the sources' own logs (``sources/0``, the landing files ever read; ``sources/1``,
-the idle ticks). A Markdown table, ready for BENCHMARKS.md.
+stays about flat, the files an hour apart by modification time (300 files span 12.5 days, so the
+files source's log reaches its ``maxFileAge`` bound of 7 days after 168 files); after every
+``--every`` batches it prints the bytes on disk of the checkpoint's parts: state, live (what the
+latest version needs) and retained history (older versions Spark keeps, up to
+``minBatchesToRetain``), the offsets and commits logs, and the sources' own logs (``sources/0``,
+the landing files read, with the entries of its latest compact file; ``sources/1``, the idle
+ticks). A Markdown table, ready for BENCHMARKS.md. Bytes, not times: valid on a loaded machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
+from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.loading import parse_pipeline_config
+from streamwarden.sources.file_log import latest_compact
 from streamwarden.spark.session import build_spark_session
 
 
@@ -35,13 +42,16 @@ def main() -> None:
     landing = root / "landing"
     landing.mkdir()
     t0 = 1_767_225_600_000
+    first_mtime = time.time() - args.batches * 3600
     for b in range(args.batches):
         lines = [
             f'{{"user_id":"u{(b * 7 + i) % 200}","ts":{t0 + b * 60_000 + i * 100},'
             f'"page_number":1,"url":"/p"}}'
             for i in range(40)
         ]
-        (landing / f"batch-{b:05d}.jsonl").write_text("\n".join(lines) + "\n")
+        path = landing / f"batch-{b:05d}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        os.utime(path, (first_mtime + b * 3600, first_mtime + b * 3600))
     config = parse_pipeline_config(
         {
             "source": {"path": str(landing), "max_files_per_trigger": 1},
@@ -60,21 +70,28 @@ def main() -> None:
         app_name="checkpoint-growth", master="local[2]", shuffle_partitions=2
     )
     ck = config.checkpoint.path
-    print("| batches | state | offsets + commits | sources/0 | sources/1 | total |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| batches | state live | state history | offsets + commits | sources/0 "
+        "(entries) | sources/1 | total |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
 
     def on_progress(progress: dict[str, Any], _stats: Any) -> None:
         n = int(progress["batchId"]) + 1
         if n % args.every and n != 1:
             return
-        parts = [
-            _bytes(ck / "state"),
+        split = CheckpointFiles(ck).state_split()
+        compact = latest_compact(ck / "sources" / "0")
+        entries = 0 if compact is None else len(compact.read_text().splitlines()) - 1
+        kib = [
+            split.live_bytes,
+            split.history_bytes,
             _bytes(ck / "offsets") + _bytes(ck / "commits"),
-            _bytes(ck / "sources" / "0"),
-            _bytes(ck / "sources" / "1"),
         ]
-        cells = " | ".join(f"{p / 1024:,.0f} KiB" for p in [*parts, _bytes(ck)])
-        print(f"| {n} | {cells} |", flush=True)
+        cells = " | ".join(f"{p / 1024:,.0f} KiB" for p in kib)
+        sources = f"{_bytes(ck / 'sources' / '0') / 1024:,.0f} KiB ({entries})"
+        tail = f"{_bytes(ck / 'sources' / '1') / 1024:,.0f} KiB | {_bytes(ck) / 1024:,.0f} KiB"
+        print(f"| {n} | {cells} | {sources} | {tail} |", flush=True)
 
     Pipeline(config, spark).run(once=True, on_progress=on_progress)
 

@@ -16,5 +16,7 @@ trap 'rm -rf "$classes"' EXIT
 # shellcheck source=scripts/javac_flags.sh
 . "$root/scripts/javac_flags.sh"
 javac "${JAVAC_FLAGS[@]}" -d "$classes" -cp "$jars/*" $sources
-jar --create --file "$out" -C "$classes" .
+# built beside it and renamed into place: a JVM running with the old jar keeps reading it whole
+jar --create --file "$classes/engine.jar" -C "$classes" .
+mv -f "$classes/engine.jar" "$out"
 echo "built $out"

@@ -199,3 +199,13 @@ def test_a_damaged_checkpoint_log_file_is_named_with_what_to_do(tmp_path, file, 
     message = str(caught.value)
     assert f"checkpoint file {str(checkpoint / file)!r} is damaged ({what}" in message
     assert "restore it from a copy" in message
+
+
+def test_state_on_disk_is_split_into_live_state_and_retained_history(sessions_report):
+    state = sessions_report.state
+    files = CheckpointFiles(Path(sessions_report.checkpoint))
+    disk = sum(d.bytes for d in files.partition_disk())
+    assert state.live_bytes > 0 and state.history_bytes >= 0
+    assert state.live_bytes + state.history_bytes == disk
+    text = report_text(sessions_report)
+    assert "state on disk: live " in text and "retained history " in text

@@ -40,6 +40,17 @@ def test_checkpoint_bytes_are_measured_per_batch(leaking_run):
         assert 0 < usage.batch_metadata_bytes < usage.metadata_bytes_total
 
 
+def test_the_progress_log_reports_live_state_and_retained_history_apart(leaking_run):
+    """A leaking aggregation's live state grows batch after batch, and each line says how much
+    of the state on disk is older versions kept (the progress log as written, read back)."""
+    lines = read_progress_log(progress_dir(leaking_run.checkpoint) / "progress.jsonl")
+    usages = [line.checkpoint for line in lines]
+    live = [u.state_live_bytes for u in usages if u is not None]
+    history = [u.state_history_bytes for u in usages if u is not None]
+    assert len(live) == len(usages) > 1 and live[-1] > live[0] > 0
+    assert all(h is not None and h >= 0 for h in history)
+
+
 def test_the_status_file_names_the_query_and_its_endpoints(leaking_run):
     status = read_status(progress_dir(leaking_run.checkpoint))
     assert status is not None

@@ -248,6 +248,7 @@ def compare(spark: object, reference: Path, crashed: Path, operator: str) -> int
     for name, rows in expected.items():
         lost, doubled = rows - got[name], got[name] - rows
         assert not lost and not doubled, (
-            f"{name}: {sum(lost.values())} lost, {sum(doubled.values())} doubled or extra"
+            f"{name}: {sum(lost.values())} lost, {sum(doubled.values())} doubled or extra; "
+            f"lost e.g. {sorted(lost, key=repr)[:5]}; extra e.g. {sorted(doubled, key=repr)[:5]}"
         )
     return sum(sum(rows.values()) for rows in expected.values())

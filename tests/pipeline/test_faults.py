@@ -69,8 +69,9 @@ def test_killed_over_fifty_times_sessions_and_patterns_lose_and_double_nothing(s
     rounds = int(os.environ.get("FAULT_ROUNDS", "7"))
     kills_per_round = int(os.environ.get("FAULT_KILLS", "9"))
     rng = random.Random(int(os.environ.get("FAULT_SEED", "19")))
+    first = int(os.environ.get("FAULT_FIRST_ROUND", "0"))  # to run a later round on its own
     figures: dict[str, object] = {"rounds": []}
-    for n in range(rounds):
+    for n in range(first, first + rounds):
         operator = ("sessions", "patterns")[n % 2]
         spec = replace(faults.SPEC, seed=100 + n)
         reference, crashed = workdir / f"{n}-reference", workdir / f"{n}-crashed"

@@ -8,6 +8,7 @@ checkpoint (root ignores file modes, not a read-only mount), a file unlinked."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,13 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from streamwarden.errors import PipelineError, RestartsExhaustedError
+from streamwarden.errors import PipelineError, RestartsExhaustedError, SourceRecordsLostError
 from streamwarden.monitoring.progress_log import progress_dir, read_failures
 from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.outputs import account
+from streamwarden.sources.file_log import files_of_batch
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.pipeline import faults
-from tests.support import pipeline_config
+from tests.support import pageview, pipeline_config
 
+MARKER = "DELETED-FILE-MARKER-3e1"
 SPEC = TrafficSpec(users=40, events=1_200, rate_per_second=0.05, events_per_file=300)
 FAST = {"initial_backoff": "100ms", "max_backoff": "200ms"}
 
@@ -124,29 +128,37 @@ def test_a_checkpoint_made_read_only_mid_run_fails_clearly_and_is_restarted_once
     _same_output(spark, reference, root)
 
 
-@pytest.mark.skip(
-    reason="unfinished: deleting commits/N by hand to stage the replay makes Spark miss a "
-    "checkpoint file first; stage it with a real kill after offsets/N instead"
-)
 def test_a_landing_file_deleted_after_it_was_listed_is_named_with_what_to_do(spark, workdir):
+    """Batch 1 is planned with its file (offsets/1, sources/0/1), then fails before it commits
+    (the engine's test hook); the file is deleted; the next run replays batch 1 and stops at
+    once, naming the file and what to do, without a restart. Once the file is back, the run
+    ends with every record in one place: nothing of batch 0, committed, was lost."""
     root = workdir / "deleted"
-    generate_traffic(SPEC, root / "landing")
+    landing = root / "landing"
+    landing.mkdir(parents=True)
+    first, second = landing / "a-first.jsonl", landing / "b-second.jsonl"
+    first.write_text(f"{pageview('u1', 0)}\n{pageview('u2', 0)}\n")
+    second.write_text(f"{pageview('u1', 1)}\n{pageview('u3', 1, url='/' + MARKER)}\n")
+    os.utime(first, (1_700_000_000, 1_700_000_000))  # read first: Spark orders by mtime
     config = _config(root)
-    Pipeline(config, spark).run(once=True)
-    # a crash between planning the last batch that read files and committing it: the next run
-    # replays it (and the batches after it, which read none)
-    listing = root / "checkpoint" / "sources" / "0"
-    last = max(int(p.name) for p in listing.iterdir() if p.name.isdigit())
-    commits = root / "checkpoint" / "commits"
-    for commit in [p for p in commits.iterdir() if p.name.isdigit() and int(p.name) >= last]:
-        commit.unlink()
-        (commits / f".{commit.name}.crc").unlink(missing_ok=True)
-    listed = (listing / str(last)).read_text()
-    deleted = next(p for p in (root / "landing").iterdir() if p.name in listed)
-    deleted.unlink()
-    with pytest.raises(PipelineError) as failed:
-        Pipeline(config, spark).run(once=True)
+    poison = spark._jvm.io.streamwarden.engine.Poison
+    poison.failUncaughtOn(MARKER)
+    try:
+        with pytest.raises(PipelineError):
+            Pipeline(config, spark).run(once=True)
+    finally:
+        poison.failUncaughtOn(None)
+    assert files_of_batch(root / "checkpoint" / "sources" / "0", 1) == [second.as_uri()]
+    kept = second.read_bytes()
+    second.unlink()
+    with pytest.raises(SourceRecordsLostError) as failed:
+        Pipeline(config, spark).run(once=True, supervise=True)
     message = str(failed.value)
-    assert deleted.name in message
+    assert second.name in message
     assert "deleted or moved after the run listed it" in message
     assert "put it back under the same name" in message
+    second.write_bytes(kept)
+    Pipeline(config, spark).run(once=True, drain=True)
+    accounting = account(spark, root / "sessions", root / "dead_letters", 4)
+    assert accounting.balanced, accounting.describe()
+    assert accounting.describe().startswith("records in 4 = ")

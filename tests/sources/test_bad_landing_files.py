@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from streamwarden.operators.base import account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account
 from streamwarden.pipeline.runner import user_input_rows
@@ -43,11 +44,11 @@ def run(spark, tmp_path_factory):
     result = Pipeline(config, spark).run(once=True, drain=True)
     read = sum(user_input_rows(p, config) for p in result.progress)
     accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, read)
-    return landing, result, read, accounting
+    return landing, result, read, accounting, account_run(spark, config, read).describe()
 
 
 def test_names_with_glob_characters_or_a_colon_are_moved_aside_not_read(run):
-    landing, result, _, _ = run
+    landing, result, _, _, _ = run
     listed = {bad.name: bad for bad in bad_files(landing)}
     for name, lines in BAD_NAMES.items():
         assert not (landing / name).exists()
@@ -58,7 +59,7 @@ def test_names_with_glob_characters_or_a_colon_are_moved_aside_not_read(run):
 
 
 def test_a_truncated_gzip_is_moved_aside_with_the_lines_before_the_damage(run):
-    landing, _, _, _ = run
+    landing, _, _, _, _ = run
     bad = {b.name: b for b in bad_files(landing)}["truncated.jsonl.gz"]
     assert bad.reason == "corrupt_gzip"
     assert 0 < (bad.records or 0) < 2000
@@ -68,7 +69,7 @@ def test_a_truncated_gzip_is_moved_aside_with_the_lines_before_the_damage(run):
 def test_spark_read_each_record_of_the_good_files_exactly_once(run):
     """Counted from what Spark reported reading, not from what was written: 4 lines of the
     two plain files and 2 of the whole gzip; the text file is not input."""
-    _, _, read, accounting = run
+    _, _, read, accounting, _ = run
     assert read == 4 + 2
     assert accounting.balanced, accounting.describe()
     assert accounting.events_in_sessions == 5 and accounting.dead_letters == {
@@ -78,9 +79,20 @@ def test_spark_read_each_record_of_the_good_files_exactly_once(run):
 
 
 def test_the_quarantine_listing_is_json_lines_with_reason_and_detail(run):
-    landing, _, _, _ = run
+    landing, _, _, _, _ = run
     lines = (landing / QUARANTINE / "bad_files.jsonl").read_text().splitlines()
     assert len(lines) == len(BAD_NAMES) + 1
     for line in lines:
         entry = json.loads(line)
         assert entry["reason"] and entry["detail"] and entry["moved_to"].startswith(str(landing))
+
+
+def test_the_accounting_line_counts_the_records_of_the_files_set_aside(run):
+    landing, _, read, _, line = run
+    bad = sum(b.records or 0 for b in bad_files(landing))
+    assert bad > len(BAD_NAMES)  # the glob and colon names' records and the gzip's lines
+    assert line.startswith(
+        f"records landed {read + bad} = read {read} + bad_file {bad} (in {len(BAD_NAMES) + 1} "
+        "landing file(s) set aside unread"
+    )
+    assert line.endswith(": balanced")

@@ -72,6 +72,18 @@ CASES: dict[str, tuple[str, tuple[str | None, int | None, int | None]]] = {
         ),
         (None, MS, 2),
     ),
+    "space-only user id": (
+        json.dumps({"user_id": "   ", "ts": MS, "page_number": 2}),
+        ("invalid_user_id", MS, 2),
+    ),
+    "tab-only user id": (
+        json.dumps({"user_id": "\t\t", "ts": MS, "page_number": 2}),
+        ("invalid_user_id", MS, 2),
+    ),
+    "user id of a line break and a no-break space": (
+        json.dumps({"user_id": "\n\u00a0", "ts": MS, "page_number": 2}),
+        ("invalid_user_id", MS, 2),
+    ),
     "nul in user id": (
         json.dumps({"user_id": "\u0000x", "ts": MS, "page_number": 2}),
         ("invalid_user_id", MS, 2),

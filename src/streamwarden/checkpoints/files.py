@@ -19,7 +19,7 @@ from typing import Any
 
 from streamwarden.errors import NotACheckpointError, StateError
 
-__all__ = ["BatchFiles", "CheckpointFiles", "PartitionDisk"]
+__all__ = ["BatchFiles", "CheckpointFiles", "PartitionDisk", "StateSplit"]
 
 _STATE_FILE = re.compile(r"^(\d+)(?:_[^.]+)?\.(zip|changelog|delta|snapshot)$")
 _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
@@ -49,6 +49,18 @@ class PartitionDisk:
     partition: int
     bytes: int
     files: int
+
+
+@dataclass(frozen=True)
+class StateSplit:
+    """State bytes on disk in two parts. ``live``: what loading the latest version reads (its
+    newest snapshot, the SST files that snapshot lists, and the changelogs after it): this
+    follows the state's size. ``history``: the older versions Spark keeps so that it can replay
+    or roll back a batch (``spark.sql.streaming.minBatchesToRetain``, 100 by default): this
+    levels off once that many batches have run."""
+
+    live_bytes: int
+    history_bytes: int
 
 
 class CheckpointFiles:
@@ -199,6 +211,15 @@ class CheckpointFiles:
                 out.append(PartitionDisk(op, part, sum(f.stat().st_size for f in data), len(data)))
         return out
 
+    def state_split(self) -> StateSplit:
+        """State bytes on disk, live and retained history (see :class:`StateSplit`)."""
+        live = total = 0
+        for op in self.operator_ids():
+            for part in _numbered(self.path / "state" / str(op)):
+                part_live, part_total = _partition_split(self.path / "state" / str(op) / str(part))
+                live, total = live + part_live, total + part_total
+        return StateSplit(live, total - live)
+
     def log_bytes(self) -> dict[str, int]:
         """Bytes of the query's logs and metadata (not state data), by folder."""
         sizes = {name: _tree_bytes(self.path / name) for name in ("offsets", "commits", "sources")}
@@ -257,16 +278,43 @@ class CheckpointFiles:
         return by_version
 
 
-def _new_sst_bytes(snapshot: Path, sst_dir: Path, seen: set[str]) -> int:
-    """Bytes of SST files listed by a RocksDB snapshot zip and by no earlier snapshot."""
+def _partition_split(folder: Path) -> tuple[int, int]:
+    """(live, total) bytes of one state partition's folder (see :class:`StateSplit`)."""
+    versions: list[tuple[int, Path]] = []
+    total = 0
+    for f in folder.rglob("*"):
+        if not f.is_file() or f.name.startswith("."):
+            continue
+        size = f.stat().st_size
+        total += size
+        if f.parent == folder and (m := _STATE_FILE.match(f.name)):
+            versions.append((int(m.group(1)), f))
+    if not versions:
+        return 0, total
+    snapshots = [(v, f) for v, f in versions if f.suffix == ".zip"]
+    base = max(snapshots)[0] if snapshots else 0
+    live = sum(f.stat().st_size for v, f in versions if v > base and f.suffix != ".zip")
+    if snapshots:
+        newest = max(snapshots)[1]
+        live += newest.stat().st_size + _new_sst_bytes(newest, folder / "SSTs", set())
+    return live, total
+
+
+def _snapshot_ssts(snapshot: Path) -> list[dict[str, Any]]:
+    """The SST files a RocksDB snapshot zip lists (its ``metadata`` entry)."""
     try:
         with zipfile.ZipFile(snapshot) as zf:
             meta_lines = zf.read("metadata").decode("utf-8").splitlines()
     except (KeyError, zipfile.BadZipFile, OSError):
-        return 0
-    listed = (
-        _json_object(snapshot, meta_lines[1]).get("sstFiles", []) if len(meta_lines) > 1 else []
-    )
+        return []
+    if len(meta_lines) < 2:
+        return []
+    return list(_json_object(snapshot, meta_lines[1]).get("sstFiles", []))
+
+
+def _new_sst_bytes(snapshot: Path, sst_dir: Path, seen: set[str]) -> int:
+    """Bytes of SST files listed by a RocksDB snapshot zip and by no earlier snapshot."""
+    listed = _snapshot_ssts(snapshot)
     total = 0
     for sst in listed:
         name = str(sst.get("dfsSstFileName", ""))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from streamwarden.checkpoints.files import BatchFiles, CheckpointFiles, PartitionDisk
+from streamwarden.checkpoints.files import BatchFiles, CheckpointFiles, PartitionDisk, StateSplit
 from streamwarden.checkpoints.key_age import BUCKETS, age_basis, bucket
 from streamwarden.checkpoints.leaks import LeakCheck, check_variable
 from streamwarden.checkpoints.run_lock import checkpoint_holder
@@ -104,6 +104,8 @@ class InspectReport:
     shuffle_partitions: int | None
     batches: list[BatchFiles]
     log_bytes: dict[str, int]
+    #: State on disk: what the latest version needs (live) and the older versions retained.
+    state: StateSplit = field(default_factory=lambda: StateSplit(0, 0))
     operators: list[OperatorReport] = field(default_factory=list)
 
     @property
@@ -123,6 +125,7 @@ def inspect_checkpoint(spark: SparkSession, path: Path, *, top: int = 5) -> Insp
         shuffle_partitions=files.shuffle_partitions(),
         batches=files.batches(),
         log_bytes=files.log_bytes(),
+        state=files.state_split(),
     )
     if not files.operator_ids() or report.last_committed is None:
         return report

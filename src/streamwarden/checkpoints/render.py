@@ -49,6 +49,9 @@ def _summary(report: InspectReport) -> list[str]:
         f"  batches in log {span}, last committed {report.last_committed}, "
         f"state partitions {report.shuffle_partitions}",
         f"  watermark {_time(report.watermark_ms)}",
+        f"  state on disk: live {_size(report.state.live_bytes)} (what the latest version "
+        f"needs), retained history {_size(report.state.history_bytes)} (older versions kept "
+        "for replay, up to spark.sql.streaming.minBatchesToRetain)",
         f"  running now: {running}",
     ]
 

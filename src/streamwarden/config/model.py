@@ -273,6 +273,10 @@ class SupervisorConfig(Strict):
     ``max_restarts + 1`` within ``window``. Errors that a restart cannot fix (config, a
     checkpoint of another pipeline, a query that cannot start) are never restarted.
     ``max_restarts = 0`` (or ``enabled = false``) stops at the first failure.
+
+    A batch that fails the same way ``bisect_after`` times in a row is bisected: tried again in
+    side runs that commit nothing, without parts of its records, to find those it fails on;
+    they become ``poison`` dead letters and the pipeline goes on (``0``: never bisect).
     """
 
     enabled: bool = True
@@ -281,6 +285,7 @@ class SupervisorConfig(Strict):
     initial_backoff: Duration = timedelta(seconds=2)
     max_backoff: Duration = timedelta(minutes=2)
     jitter: float = Field(default=0.25, ge=0, le=1)
+    bisect_after: int = Field(default=3, ge=0)
 
     @model_validator(mode="after")
     def _backoffs_in_order(self) -> SupervisorConfig:

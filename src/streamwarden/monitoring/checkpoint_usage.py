@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from streamwarden.checkpoints.files import CheckpointFiles
+
 __all__ = ["CheckpointMeter", "CheckpointUsage"]
 
 _VERSIONED = re.compile(r"^\.?(\d+)(_[0-9a-fA-F-]+)?\.(changelog|zip)(\.crc)*$")
@@ -23,12 +25,16 @@ _VERSIONED = re.compile(r"^\.?(\d+)(_[0-9a-fA-F-]+)?\.(changelog|zip)(\.crc)*$")
 
 @dataclass(frozen=True)
 class CheckpointUsage:
-    """What one batch added to the checkpoint, and how big its metadata is."""
+    """What one batch added to the checkpoint, and how big its metadata is; and the state on
+    disk after it, live and retained history
+    (:class:`~streamwarden.checkpoints.files.StateSplit`; None in lines of older versions)."""
 
     state_bytes_written: int
     state_files_written: int
     batch_metadata_bytes: int
     metadata_bytes_total: int
+    state_live_bytes: int | None = None
+    state_history_bytes: int | None = None
 
 
 def _is_metadata(relative: Path) -> bool:
@@ -76,9 +82,12 @@ class CheckpointMeter:
         new += [p for p in state if _state_version(p) is None and p not in self._seen]
         self._seen = set(state)
         meta = {p: s for p, s in files.items() if _is_metadata(p)}
+        split = CheckpointFiles(self.checkpoint).state_split()
         return CheckpointUsage(
             state_bytes_written=sum(state[p] for p in new),
             state_files_written=len(new),
             batch_metadata_bytes=sum(s for p, s in meta.items() if _belongs_to_batch(p, batch_id)),
             metadata_bytes_total=sum(meta.values()),
+            state_live_bytes=split.live_bytes,
+            state_history_bytes=split.history_bytes,
         )

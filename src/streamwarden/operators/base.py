@@ -36,6 +36,7 @@ __all__ = [
     "Operator",
     "OperatorStep",
     "Outputs",
+    "WithBadFiles",
     "account_run",
     "operator_of",
     "writer_for",
@@ -167,7 +168,46 @@ def account_run(
     outputs = {
         name: open_sink(name, config).read(spark) for name in config.sinks.configured()
     }
-    return operator_of(config).account(outputs, records, batches)
+    accounting = operator_of(config).account(outputs, records, batches)
+    if config.source.kind != "files" or config.source.path is None:
+        return accounting
+    from streamwarden.sources.landing_guard import bad_files
+
+    bad = bad_files(config.source.path)
+    if not bad:
+        return accounting
+    counts = [b.records for b in bad]
+    counted = None if None in counts else sum(c or 0 for c in counts)
+    return WithBadFiles(accounting, records, counted, len(bad))
+
+
+@dataclass(frozen=True)
+class WithBadFiles:
+    """An operator's accounting with the ``bad_file`` term: records in landing files the
+    source set aside unread (``<landing>/_quarantine/bad_files.jsonl``). Those are not input
+    records (Spark never read them), so the balance is the operator's; the line shows where
+    every record that landed went."""
+
+    accounting: Accounting
+    read: int
+    #: Records counted in the bad files; None when one of them could not be counted.
+    bad_file: int | None
+    files: int
+
+    @property
+    def balanced(self) -> bool:
+        return self.accounting.balanced
+
+    def describe(self) -> str:
+        if self.bad_file is None:
+            landed = f"records landed: read {self.read} + bad_file (uncounted)"
+        else:
+            landed = f"records landed {self.read + self.bad_file} = read {self.read} + bad_file "
+            landed += str(self.bad_file)
+        return (
+            f"{landed} (in {self.files} landing file(s) set aside unread, listed in "
+            f"_quarantine/bad_files.jsonl); {self.accounting.describe()}"
+        )
 
 
 def operator_of(config: PipelineConfig) -> Operator:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -34,6 +34,7 @@ from streamwarden.operators.base import BatchStats, OperatorStep
 from streamwarden.pipeline.idle import IdleTicker, read_records, write_tick
 from streamwarden.pipeline.interrupt import StopRequest, stop_requested_on_signals
 from streamwarden.pipeline.ownership import check_ownership
+from streamwarden.pipeline.quarantine import PoisonList, QuarantinedRecord, mark_quarantined
 from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
 from streamwarden.sources.base import source_of
 from streamwarden.spark.jvm import java_message
@@ -99,6 +100,8 @@ class Pipeline:
         self._writer: BatchWriter | None = None
         #: Told each warning of a run (a landing file moved aside), e.g. to print it.
         self.on_warning: Callable[[str], None] | None = None
+        #: Batches bisected in this run (each once).
+        self._bisected: set[int] = set()
 
     @property
     def spark(self) -> SparkSession:
@@ -116,14 +119,19 @@ class Pipeline:
     def _sweep(self, result: RunResult) -> None:
         """Moves aside input Spark cannot read exactly once, before Spark lists it."""
         for line in source_of(self.config.source).sweep(self.config):
-            log.warning(line)
             result.set_aside.append(line)
-            if self.on_warning is not None:
-                self.on_warning(line)
+            self._warn(line)
 
     def _step(self) -> OperatorStep:
+        return self.build_step()
+
+    def build_step(self, *, also_quarantined: Sequence[QuarantinedRecord] = ()) -> OperatorStep:
+        """The operator's step over the source's records and the ticks; the records the
+        checkpoint's poison list holds (and ``also_quarantined``, for a bisection trial) are
+        ``poison`` dead letters."""
         cfg = self.config
-        raw = read_records(self.spark, cfg, ticks_dir(cfg))
+        listed = PoisonList(cfg.checkpoint.path).records() + list(also_quarantined)
+        raw = mark_quarantined(read_records(self.spark, cfg, ticks_dir(cfg)), listed)
         return self.operator.build_step(cfg, raw)
 
     def stream_frame(self) -> DataFrame:
@@ -263,12 +271,49 @@ class Pipeline:
                         f"pipeline {self.config.name!r} {policy.report(failures, now)}\n"
                         f"{str(exc).partition('; the full trace')[2].strip() or str(exc)}"
                     ) from None
+                self._bisect_if_stuck(failures)
                 if stop.wait(decision.wait_s):  # stopped while waiting to restart
                     return RunResult(failures=failures, stopped=stop.signal_name)
                 attempt = replace(attempt, on_started=None)  # announced once
                 continue
             result.failures = failures
             return result
+
+    def _bisect_if_stuck(self, failures: list[QueryFailure]) -> None:
+        """After the same batch failed the same way ``bisect_after`` times in a row, finds the
+        records it fails on and lists them as poison, so that the restart goes on without them
+        (:mod:`streamwarden.pipeline.bisect`). A batch is bisected once per run."""
+        from streamwarden.pipeline.trial import BatchTrial
+
+        n = self.config.supervisor.bisect_after
+        last = failures[-1]
+        if n == 0 or last.batch is None or len(failures) < n or last.batch in self._bisected:
+            return
+        if not all(f.same_as(last) for f in failures[-n:]):
+            return
+        self._bisected.add(last.batch)
+        trial = BatchTrial(self, last.batch, f"{last.error_class}: {last.message}")
+        try:
+            found = trial.culprits()
+        except Exception as exc:  # bisection is a help: without it, restarts go on as before
+            self._warn(f"batch {last.batch} could not be bisected: {java_message(exc)}")
+            return
+        if found is None:
+            self._warn(
+                f"batch {last.batch} failed {n} times the same way; bisection ({trial.trials} "
+                "trials) found no record it fails on: the failure is not one of its records'"
+            )
+            return
+        PoisonList(self.config.checkpoint.path).add(found)
+        self._warn(
+            f"batch {last.batch} failed {n} times the same way; bisection ({trial.trials} "
+            f"trials) found {len(found)} record(s) it fails on, set aside as poison dead letters"
+        )
+
+    def _warn(self, line: str) -> None:
+        log.warning(line)
+        if self.on_warning is not None:
+            self.on_warning(line)
 
     def _failure_record(
         self, exc: StreamwardenError, now_ms: int, decision: RestartDecision | None

@@ -62,6 +62,12 @@ class Source(Protocol):
         :class:`~streamwarden.errors.SourceError` if the source cannot be read."""
         ...
 
+    def batch_input(self, spark: SparkSession, config: PipelineConfig, batch: int) -> DataFrame:
+        """The records of the planned ``batch`` read again, as a bounded DataFrame shaped as
+        :meth:`read`'s: what the supervisor's bisection splits (from the checkpoint's offsets
+        and the source's own log, which say exactly what the batch holds)."""
+        ...
+
     def sweep(self, config: PipelineConfig) -> list[str]:
         """Moves aside input that Spark cannot read exactly once (before the query starts and
         on every poll of a continuous run); returns one warning line per thing moved."""

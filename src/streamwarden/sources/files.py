@@ -8,10 +8,18 @@ path and dead letters always carry the original record.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from streamwarden.errors import LandingMissingError, SourceError
+from streamwarden.errors import LandingMissingError, SourceError, SourceRecordsLostError
 from streamwarden.sources.base import SOURCE_KINDS
+from streamwarden.sources.file_log import (
+    MAX_FILE_AGE,
+    files_of_batch,
+    gone_planned_files,
+    last_committed,
+    latest_compact,
+    prune_file_log,
+)
 from streamwarden.sources.landing_guard import LandingGuard, expand_pattern, parquet_schema_of
 from streamwarden.spark.jvm import java_message
 
@@ -23,6 +31,12 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_PATTERNS", "FilesSource", "landing_pattern", "read_landing"]
 
+#: What to do about a landing file deleted after a batch was planned with it.
+_GONE_ADVICE = (
+    "a landing file was deleted or moved after the run listed it for a batch (the "
+    "checkpoint plans that batch with it): put it back under the same name and run "
+    "again; streamwarden does not skip it, as its records would be lost unaccounted"
+)
 #: Which files of the landing folder are input when ``[source] files`` is not set.
 DEFAULT_PATTERNS = {"jsonl": "{*.jsonl,*.jsonl.gz}", "parquet": "*.parquet"}
 
@@ -39,6 +53,8 @@ class FilesSource:
 
     def __init__(self) -> None:
         self._guards: dict[tuple[str, str], LandingGuard] = {}
+        #: The compact file of each checkpoint's file log last pruned.
+        self._pruned: dict[Path, Path | None] = {}
 
     def check_config(self, config: SourceConfig) -> None:
         if config.path is None:
@@ -67,11 +83,33 @@ class FilesSource:
             if source.format == "parquet":
                 schema = parquet_schema_of(_landing(source), landing_pattern(source))
             guard = self._guards[key] = LandingGuard(_landing(source), key[1], schema)
+        self._refuse_gone_files(config)
+        self._prune_log(config.checkpoint.path)
         return [
             f"landing file {bad.name!r} moved to {bad.moved_to!r}: {bad.detail} "
             f"({bad.records if bad.records is not None else 'unknown'} records, bad_file)"
             for bad in guard.sweep()
         ]
+
+    def _refuse_gone_files(self, config: PipelineConfig) -> None:
+        """Stops the run, naming the file, when a batch to replay lists a landing file that is
+        gone: Spark would replay the batch without its records and only log a warning."""
+        gone = gone_planned_files(config.checkpoint.path)
+        if gone:
+            batch, path = gone[0]
+            raise SourceRecordsLostError(
+                f"landing file {path!r} is gone: batch {batch} is planned with it; "
+                f"{_GONE_ADVICE}"
+            )
+
+    def _prune_log(self, checkpoint: Path) -> None:
+        """Keeps Spark's log of the files read bounded (:mod:`~streamwarden.sources.file_log`),
+        once per new compact file: before the query starts, and on the polls of a run."""
+        log = checkpoint / "sources" / "0"
+        compact = latest_compact(log)
+        if compact is not None and self._pruned.get(checkpoint) != compact:
+            prune_file_log(log, last_committed(checkpoint))
+            self._pruned[checkpoint] = compact
 
     def jars(self, config: PipelineConfig) -> tuple[str, ...]:
         return ()
@@ -79,17 +117,19 @@ class FilesSource:
     def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
         return read_landing(spark, config.source)
 
+    def batch_input(self, spark: SparkSession, config: PipelineConfig, batch: int) -> DataFrame:
+        files = files_of_batch(config.checkpoint.path / "sources" / "0", batch)
+        if not files:
+            raise SourceError(f"the checkpoint's file log lists no landing file for batch {batch}")
+        return _raw_of(spark.read, config.source, files)
+
     def where(self, config: SourceConfig) -> str:
         return str(_landing(config))
 
     def advice(self, config: SourceConfig, cause: str) -> str | None:
         landing = str(_landing(config).resolve())
         if "FileNotFoundException" in cause and landing in cause:
-            return (
-                "a landing file was deleted or moved after the run listed it for a batch (the "
-                "checkpoint plans that batch with it): put it back under the same name and run "
-                "again; streamwarden does not skip it, as its records would be lost unaccounted"
-            )
+            return _GONE_ADVICE
         return None
 
     def identity(self, config: SourceConfig) -> dict[str, str]:
@@ -121,18 +161,28 @@ def _check_folder(path: Path) -> None:
 
 def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
     """A streaming DataFrame with one ``raw`` string column, one row per input record."""
-    from pyspark.sql import functions as F
-
     path = _landing(source)
     _check_folder(path)
     # Spark's own option would glob each file's name again when it reads a batch
     reader = spark.readStream.option("pathGlobFilter", landing_pattern(source))
+    # set, not left to Spark's default: the file log is pruned by the same bound (file_log)
+    reader = reader.option("maxFileAge", f"{int(MAX_FILE_AGE.total_seconds())}s")
     if source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", source.max_files_per_trigger)
     if source.format == "jsonl":
-        return reader.text(str(path)).select(F.col("value").alias("raw"))
+        return _raw_of(reader, source, str(path))
     schema = _parquet_schema(spark, path, landing_pattern(source))
-    frame = reader.schema(schema).parquet(str(path))
+    return _raw_of(reader.schema(schema), source, str(path))
+
+
+def _raw_of(reader: Any, source: SourceConfig, paths: str | list[str]) -> DataFrame:
+    """``raw`` from a reader: a stream of a folder, or a batch of ``paths`` (each line, or each
+    Parquet row as JSON)."""
+    from pyspark.sql import functions as F
+
+    if source.format == "jsonl":
+        return reader.text(paths).select(F.col("value").alias("raw"))  # type: ignore[no-any-return]
+    frame: DataFrame = reader.parquet(paths) if isinstance(paths, str) else reader.parquet(*paths)
     return frame.select(F.to_json(F.struct(*[F.col(c) for c in frame.columns])).alias("raw"))
 
 

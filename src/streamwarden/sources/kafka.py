@@ -16,9 +16,10 @@ reported (``monitoring``: ``offsets_skipped``) instead of passing in silence.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.errors import ConfigError
+from streamwarden.errors import ConfigError, SourceError
 from streamwarden.kafka.cluster import existing_topics, require_topics
 from streamwarden.sources.base import SOURCE_KINDS, SOURCE_POSITION, SOURCE_TIME
 
@@ -111,6 +112,22 @@ class KafkaSource:
             options["maxOffsetsPerTrigger"] = str(source.max_offsets_per_trigger)
         return {**options, **source.options}
 
+    def batch_input(self, spark: SparkSession, config: PipelineConfig, batch: int) -> DataFrame:
+        checkpoint = config.checkpoint.path
+        # offsets/N holds the offsets batch N read up to; batch 0 starts where the source's own
+        # log (sources/0/0) says, every later batch where batch N-1 ended
+        start = _source_line(checkpoint / "offsets" / str(batch - 1)) if batch else None
+        start = start or _source_line(checkpoint / "sources" / "0" / "0", header=1)
+        end = _source_line(checkpoint / "offsets" / str(batch))
+        if start is None or end is None:
+            raise SourceError(f"the checkpoint does not say which offsets batch {batch} read")
+        options = self.reader_options(config)
+        options.pop("maxOffsetsPerTrigger", None)
+        reader = spark.read.format("kafka")
+        for name, value in {**options, "startingOffsets": start, "endingOffsets": end}.items():
+            reader = reader.option(name, value)
+        return kafka_records(reader.load(), config.source.event_time == "kafka_timestamp")
+
     def sweep(self, config: PipelineConfig) -> list[str]:
         return []
 
@@ -160,6 +177,15 @@ _OWN_OPTIONS = frozenset(
         "kafka.sasl.mechanism",
     }
 )
+
+
+def _source_line(path: Path, header: int = 2) -> str | None:
+    """The records source's offsets (JSON) in a checkpoint log file: the line after the
+    ``header`` lines (``offsets/N``: version and metadata; the source's own log: version)."""
+    if not path.is_file():
+        return None
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return lines[header] if len(lines) > header and lines[header].startswith("{") else None
 
 
 def kafka_records(frame: DataFrame, timestamp_is_event_time: bool) -> DataFrame:

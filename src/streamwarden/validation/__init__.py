@@ -2,10 +2,18 @@
 
 from streamwarden.validation.reasons import Reason
 from streamwarden.validation.validate import (
+    QUARANTINED,
     TICK_FIELD,
     TICK_SOURCE,
     VALIDATED_COLUMNS,
     validate_records,
 )
 
-__all__ = ["TICK_FIELD", "TICK_SOURCE", "VALIDATED_COLUMNS", "Reason", "validate_records"]
+__all__ = [
+    "QUARANTINED",
+    "TICK_FIELD",
+    "TICK_SOURCE",
+    "VALIDATED_COLUMNS",
+    "Reason",
+    "validate_records",
+]

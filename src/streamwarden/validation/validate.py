@@ -24,6 +24,7 @@ __all__ = [
     "EVENT_TIME_RANGE",
     "MAX_EVENT_MS",
     "MIN_EVENT_MS",
+    "QUARANTINED",
     "TICK_FIELD",
     "TICK_SOURCE",
     "VALIDATED_COLUMNS",
@@ -35,6 +36,9 @@ TICK_FIELD = "streamwarden_tick_ms"
 #: The boolean input column that marks the rows of the idle ticker's own source. Only those are
 #: ticks: a landing record that happens to carry :data:`TICK_FIELD` is validated like any other.
 TICK_SOURCE = "from_tick_source"
+#: The optional input column with the ``poison`` detail of a record the supervisor's bisection
+#: set aside (``pipeline.quarantine``); null for every other record.
+QUARANTINED = "quarantined"
 _CORRUPT = "_corrupt_record"
 _INTEGER = r"^-?[0-9]{1,18}$"
 #: The event times accepted, in epoch milliseconds (``EventTimes.java``): years 0001 to 9999,
@@ -73,9 +77,11 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     )
     source_time = F.col(SOURCE_TIME) if SOURCE_TIME in raw.columns else F.lit(None)
     position = F.col(SOURCE_POSITION) if SOURCE_POSITION in raw.columns else F.lit(None)
+    quarantined = F.col(QUARANTINED) if QUARANTINED in raw.columns else F.lit(None)
     parsed = raw.select(
         "raw",
         from_ticks.alias("from_ticks"),
+        quarantined.cast("string").alias("quarantined"),
         source_time.cast("long").alias("source_time"),
         position.cast("string").alias("position"),
         parse_typed(raw, fields).alias("typed"),
@@ -96,6 +102,7 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
         "raw",
         "from_ticks",
         "position",
+        "quarantined",
         "source_time",
         fast.alias("fast"),
         F.coalesce(source_ts, typed.getField(fields.ts)).alias("ts_number"),
@@ -140,13 +147,16 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
             "failure"
         ),
         "position",
+        "quarantined",
     )
-    detail = F.col("failure.detail")
+    set_aside = F.col("quarantined").isNotNull() & ~F.col("is_tick")
+    reason = F.when(set_aside, F.lit(Reason.POISON.value)).otherwise(F.col("failure.reason"))
+    detail = F.when(set_aside, F.col("quarantined")).otherwise(F.col("failure.detail"))
     if SOURCE_POSITION in raw.columns:
         detail = F.when(
             F.col("position").isNull(), detail
         ).otherwise(F.concat(detail, F.lit(" (at "), F.col("position"), F.lit(")")))
-    return checked.select(*VALIDATED_COLUMNS[:-2], F.col("failure.reason"), detail.alias("detail"))
+    return checked.select(*VALIDATED_COLUMNS[:-2], reason.alias("reason"), detail.alias("detail"))
 
 
 def base64_line(value: Column) -> Column:
@@ -269,7 +279,11 @@ def _failure(
             Reason.WRONG_TYPE,
             F.format_string(f"'{f.page_number}' must be an integer, got %s", page),
         ),
-        (F.trim(user) == "", Reason.INVALID_USER_ID, F.lit(f"'{f.user_id}' is empty")),
+        (
+            user.rlike(r"^(?U)\s*$"),  # any whitespace (tabs, line breaks, Unicode spaces)
+            Reason.INVALID_USER_ID,
+            F.lit(f"'{f.user_id}' is empty or only whitespace"),
+        ),
         (
             F.instr(user, "\u0000") > 0,
             Reason.INVALID_USER_ID,

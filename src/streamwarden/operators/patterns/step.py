@@ -110,9 +110,12 @@ def patterns_step(config: PipelineConfig, records: DataFrame) -> OperatorStep:
 
 
 def _input_counts(key: str) -> list[Column]:
-    """Valid events (keyed) and rejected records; ticks are not input records."""
+    """Valid events (keyed) and rejected records; ticks are not input records. A record the
+    supervisor's bisection set aside (``poison`` already at validation) counts as an event the
+    engine refused, as one the engine itself found poison does."""
     record = ~F.coalesce(F.col("is_tick"), F.lit(False))
-    valid = F.col("reason").isNull() & F.col(key).isNotNull()
+    set_aside = F.coalesce(F.col("reason") == F.lit(Reason.POISON.value), F.lit(False))
+    valid = (F.col("reason").isNull() & F.col(key).isNotNull()) | set_aside
     return [
         F.count(F.when(record & valid, 1)).alias("events"),
         F.count(F.when(record & ~valid, 1)).alias("rejected"),

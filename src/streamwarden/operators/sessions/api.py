@@ -20,7 +20,7 @@ from streamwarden.operators.sessions.params import SessionParams
 from streamwarden.sinks.base import OutputShape
 from streamwarden.sources.base import SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
-from streamwarden.validation import TICK_SOURCE, validate_records
+from streamwarden.validation import QUARANTINED, TICK_SOURCE, validate_records
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -244,7 +244,7 @@ def session_engine_rows(validated: DataFrame, params: SessionParams) -> DataFram
 def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:
     columns = events.columns
     if "raw" in columns and TICK_SOURCE in columns:  # a pipeline's source records and ticks
-        kept = [c for c in (TICK_SOURCE, SOURCE_TIME, SOURCE_POSITION) if c in columns]
+        kept = [c for c in (TICK_SOURCE, SOURCE_TIME, SOURCE_POSITION, QUARANTINED) if c in columns]
         return events.select(F.col("raw").cast("string").alias("raw"), *kept)
     for name in ("raw", "value"):
         if name in columns and len(columns) == 1:

@@ -22,6 +22,7 @@ public final class Poison {
   static final int MAX_MESSAGE = 500;
 
   private static volatile String failOnMarker;
+  private static volatile String failUncaughtOnMarker;
 
   private Poison() {}
 
@@ -35,6 +36,23 @@ public final class Poison {
     String marker = failOnMarker;
     if (marker != null && raw != null && raw.contains(marker)) {
       throw new InjectedFault("injected fault for a record containing '" + marker + "'");
+    }
+  }
+
+  /**
+   * Tests only: records whose raw contains {@code marker} make the session engine throw where
+   * nothing catches it, so that their batch fails as a failure outside the engine would (the
+   * supervisor's bisection then finds them); null: none.
+   */
+  public static void failUncaughtOn(String marker) {
+    failUncaughtOnMarker = marker;
+  }
+
+  /** Throws {@link InjectedFault} if a test asked {@link #failUncaughtOn} for this record. */
+  public static void checkUncaught(String raw) {
+    String marker = failUncaughtOnMarker;
+    if (marker != null && raw != null && raw.contains(marker)) {
+      throw new InjectedFault("injected uncaught fault for a record containing '" + marker + "'");
     }
   }
 

@@ -68,6 +68,9 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
         out.add(poisonOf(key, r, e));
       }
     }
+    for (Event e : events) {
+      Poison.checkUncaught(e.raw); // tests only: a failure outside every catch
+    }
     int held;
     try {
       held = apply(key, events, watermarkMs, out);
