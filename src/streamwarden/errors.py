@@ -22,6 +22,7 @@ __all__ = [
     "MonitoringError",
     "NotACheckpointError",
     "PatternError",
+    "PatternMissError",
     "PipelineError",
     "QueryStartError",
     "RestartsExhaustedError",
@@ -100,6 +101,14 @@ class SourceRecordsLostError(PipelineError):
     """A batch failed because records its checkpoint planned are gone from the source (deleted
     from Kafka by retention, a landing file deleted after it was listed). Not restarted: the
     same batch would fail the same way until a person decides (the message says how)."""
+
+    restartable = False
+
+
+class PatternMissError(PipelineError):
+    """A pattern's ``skip_to_first``/``skip_to_last`` with ``throw_on_miss`` found no event of its
+    stage in a match, and the user asked for the query to stop then (as a Flink job fails). Not
+    restarted: the same events would miss again; the message names the key and the stage."""
 
     restartable = False
 

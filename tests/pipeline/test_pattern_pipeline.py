@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from streamwarden.errors import PatternMissError
 from streamwarden.monitoring import read_progress_log
 from streamwarden.monitoring.progress_log import progress_dir
 from streamwarden.operators.patterns.step import PatternBatchStats
@@ -144,3 +145,38 @@ def test_the_progress_log_records_every_batch_with_its_dead_letters(run):
         for reason, n in r.summary.dead_letters.items():
             dead[reason] = dead.get(reason, 0) + n
     assert dead == {"malformed_json": 1, "missing_field": 1, "too_late": 1}
+
+
+def test_a_skip_that_misses_with_throw_on_miss_stops_the_run_and_is_not_restarted(
+    spark, tmp_path
+):
+    # Flink's AfterMatchSkipITCase.testSkipToFirstNonExistentPosition: b never took an event
+    url = "url = '/{}'"
+    patterns = {
+        "within": "30m",
+        "skip": "skip_to_first",
+        "skip_stage": "b",
+        "skip_throw_on_miss": True,
+        "stages": [
+            {"name": "a", "contiguity": "begin", "where": url.format("a")},
+            {
+                "name": "b",
+                "contiguity": "next",
+                "where": url.format("b"),
+                "one_or_more": True,
+                "optional": True,
+                "consecutive": True,
+            },
+            {"name": "c", "contiguity": "next", "where": url.format("c")},
+        ],
+    }
+    write_batches(tmp_path / "landing", [[pageview("k", 0, url="/a"), pageview("k", 1, url="/c")]])
+    config = pattern_pipeline_config(tmp_path, patterns)
+    failures = []
+
+    with pytest.raises(PatternMissError, match=r"skip_to_first\('b'\) with throw_on_miss"):
+        Pipeline(config, spark).run(
+            once=True, drain=True, supervise=True, on_failure=failures.append
+        )
+
+    assert [f.restartable for f in failures] == [False]  # stopped at once, no restart

@@ -17,6 +17,7 @@ from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.checkpoint import failure_advice
 from streamwarden.doctor.connections import required_jars, session_conf
 from streamwarden.errors import (
+    PatternMissError,
     PipelineError,
     QueryStartError,
     RestartsExhaustedError,
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
     from streamwarden.sinks.writer import BatchWriter
 
 __all__ = ["Pipeline", "RunResult", "ticks_dir"]
+
+#: The engine's exception for a ``throw_on_miss`` skip that found no event of its stage.
+SKIP_MISS = "SkipMissException"
 
 log = logging.getLogger("streamwarden.source")
 
@@ -404,9 +408,7 @@ class Pipeline:
         if exc is not None:
             message = java_message(exc)
             cause = (self._writer.failure if self._writer else None) or message
-            # a failure the source explains is records gone from it: a restart would repeat it
-            gone = source_of(self.config.source).advice(self.config.source, cause) is not None
-            raise (SourceRecordsLostError if gone else PipelineError)(self._failure(message))
+            raise _failure_type(self.config, cause)(self._failure(message))
         return result
 
     def _failure(self, spark_message: str) -> str:
@@ -455,6 +457,17 @@ def _listening(stop: StopRequest | None) -> Iterator[StopRequest]:
         return
     with stop_requested_on_signals() as request:
         yield request
+
+
+def _failure_type(config: PipelineConfig, cause: str) -> type[PipelineError]:
+    """The error a failed query raises, which decides whether the supervisor restarts it: not
+    when the source explains the failure (records gone from it) or when a pattern's
+    ``throw_on_miss`` asked for the stop; a restart would repeat either."""
+    if source_of(config.source).advice(config.source, cause) is not None:
+        return SourceRecordsLostError
+    if SKIP_MISS in cause:
+        return PatternMissError
+    return PipelineError
 
 
 def _await(query: StreamingQuery, seconds: float) -> bool:
