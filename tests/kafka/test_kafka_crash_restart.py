@@ -3,7 +3,11 @@ what a ``read_committed`` consumer sees is exactly the output of an uninterrupte
 0 doubled). The kill points: while a batch's transaction is being written (its records visible
 to a ``read_uncommitted`` consumer), right after a batch's transaction committed (visible to
 ``read_committed``; Spark may not have committed the batch yet, so it replays it), and right
-after Spark committed a batch to the checkpoint."""
+after Spark committed a batch to the checkpoint.
+
+Four pipeline processes (about 2.5 minutes): in the long suite (``make soak``), for the default
+run's budget; the default run kills file-source runs (tests/pipeline/test_crash_restart.py and
+test_pattern_crash_restart.py)."""
 
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from tests.kafka.support import (
 )
 from tests.support import run_command
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.soak]
 
 SPEC = TrafficSpec(
     users=200,

@@ -112,6 +112,8 @@ def test_with_lateness_covering_the_lag_sessions_are_right_and_updated_once_per_
     assert final == Counter({(user, 40): 2 for user in FAST_USERS + SLOW_USERS})
 
 
+# a second full run of the lag: in the long suite (make soak), for the default run's budget
+@pytest.mark.soak
 def test_with_a_smaller_lateness_the_records_beyond_it_are_counted_too_late(
     spark, kafka_broker, workdir
 ):
