@@ -19,16 +19,15 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 import weakref
 from datetime import timedelta
 from pathlib import Path
-from types import TracebackType
 
 from streamwarden.errors import LocalServerError
+from streamwarden.local_server import LocalServer, free_ports
 
 __all__ = ["LocalPostgres", "postgres_bin"]
 
@@ -55,7 +54,7 @@ def _version(path: Path) -> tuple[int, ...]:
     return tuple(int(p) for p in path.parent.parent.name.split(".") if p.isdigit())
 
 
-class LocalPostgres:
+class LocalPostgres(LocalServer):
     """One PostgreSQL server of its own cluster on a free port of 127.0.0.1, with a superuser
     :data:`SUPERUSER` (a random password, :attr:`password`) and a database :data:`DATABASE`."""
 
@@ -108,17 +107,6 @@ class LocalPostgres:
             self._finalizer()
         self._pid, self._folder, self._finalizer = None, None, None
 
-    def __enter__(self) -> LocalPostgres:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     def _init_and_start(self, bin_dir: Path, folder: Path) -> int:
         as_root = os.geteuid() == 0
         data, log, pwfile = folder / "data", folder / "server.log", folder / "pwfile"
@@ -132,7 +120,7 @@ class LocalPostgres:
             "-A", "scram-sha-256", "-E", "UTF8", "--no-sync",
         ], "initdb")  # fmt: skip
         pwfile.unlink()
-        self.port = _free_port()
+        (self.port,) = free_ports(1)
         options = (
             f"-p {self.port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=20"
@@ -160,12 +148,6 @@ class LocalPostgres:
         info = self.conninfo().replace(f"dbname={DATABASE}", "dbname=postgres")
         with psycopg.connect(info, autocommit=True) as connection:
             connection.execute(f"CREATE DATABASE {DATABASE}")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _shut_down(pid: int, folder: Path) -> None:

@@ -6,21 +6,21 @@ the cluster id it needs. Pure file writing; :mod:`streamwarden.kafka.local_broke
 from __future__ import annotations
 
 import base64
-import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from streamwarden.spark.network import LOOPBACK
+
 __all__ = [
     "BrokerSetup",
-    "free_ports",
     "new_cluster_id",
     "server_properties",
     "write_broker_files",
 ]
 
-HOST = "127.0.0.1"
+HOST = LOOPBACK
 
 #: What a one-node cluster needs that the defaults (sized for three or more) do not give, and
 #: what keeps it light on a two-core machine that runs Spark beside it.
@@ -81,19 +81,6 @@ class BrokerSetup:
     log: Path
     #: ``host:port`` of the SASL/PLAIN listener, if the broker has one.
     sasl_servers: str | None = None
-
-
-def free_ports(count: int) -> tuple[int, ...]:
-    """``count`` distinct TCP ports free on 127.0.0.1 now (held open together while chosen, so
-    they differ; another process may still take one before the broker binds it)."""
-    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind((HOST, 0))
-        return tuple(sock.getsockname()[1] for sock in sockets)
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 def new_cluster_id() -> str:

@@ -26,19 +26,14 @@ import weakref
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from types import TracebackType
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from streamwarden.errors import LocalBrokerError
-from streamwarden.kafka.broker_config import (
-    BrokerSetup,
-    free_ports,
-    new_cluster_id,
-    write_broker_files,
-)
+from streamwarden.kafka.broker_config import BrokerSetup, new_cluster_id, write_broker_files
 from streamwarden.kafka.jars import broker_jars, java_executable
+from streamwarden.local_server import LocalServer, free_ports
 
 __all__ = ["LocalBroker"]
 
@@ -55,7 +50,7 @@ LOG_TAIL_LINES = 25
 POLL_INTERVAL_S = 0.05
 
 
-class LocalBroker:
+class LocalBroker(LocalServer):
     """A single-node Kafka 4 broker on free ports of 127.0.0.1, started by :meth:`start` (or
     ``with``), with no topics until :meth:`create_topic` (topics are never created on use)."""
 
@@ -149,17 +144,6 @@ class LocalBroker:
         """Stops the broker (SIGTERM to its process group, SIGKILL if it has not exited within
         the stop timeout) and removes its folder. Does nothing if it is not running."""
         self._stop(keep_files=False)
-
-    def __enter__(self) -> LocalBroker:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _stop(self, *, keep_files: bool) -> None:
         if self._finalizer is not None and self._process is not None and self._files is not None:

@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,10 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from streamwarden.errors import EngineError
+from streamwarden.local_server import LocalServer, free_ports
 from streamwarden.spark.network import LOOPBACK
 
 __all__ = ["ExecutorProcess", "LocalStandaloneCluster", "spark_home"]
@@ -69,7 +68,7 @@ class ExecutorProcess:
     worker: int
 
 
-class LocalStandaloneCluster:
+class LocalStandaloneCluster(LocalServer):
     """A standalone master and ``workers`` workers (``cores`` cores, ``memory`` each) on free
     ports of 127.0.0.1, started by :meth:`start` (or ``with``)."""
 
@@ -129,7 +128,7 @@ class LocalStandaloneCluster:
         self._folder = folder
         self._finalizer = weakref.finalize(self, _shut_down, list(self._processes), folder, False)
         try:
-            self._master_port, self._ui_port = _free_ports(2)
+            self._master_port, self._ui_port = free_ports(2)
             self._launch(
                 "master",
                 _MASTER_CLASS,
@@ -144,7 +143,7 @@ class LocalStandaloneCluster:
             for n in range(self.workers):
                 work = folder / f"work-{n}"
                 work.mkdir()
-                (ui_port,) = _free_ports(1)
+                (ui_port,) = free_ports(1)
                 self._launch(
                     f"worker-{n}",
                     _WORKER_CLASS,
@@ -185,17 +184,6 @@ class LocalStandaloneCluster:
         """Stops every daemon (SIGTERM to its process group, SIGKILL if it has not exited within
         the stop timeout) and removes the cluster's folder. Does nothing if it is not running."""
         self._stop(keep_files=False)
-
-    def __enter__(self) -> LocalStandaloneCluster:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _launch(self, name: str, main_class: str, *args: str) -> None:
         folder = self._running()
@@ -276,18 +264,6 @@ def _shut_down(processes: list[subprocess.Popen[bytes]], folder: Path, keep_file
             os.killpg(process.pid, signal.SIGKILL)
     if not keep_files:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _free_ports(count: int) -> list[int]:
-    """``count`` distinct ports free on 127.0.0.1 right now."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind((LOOPBACK, 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def _children(pid: int) -> list[int]:
