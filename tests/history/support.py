@@ -95,3 +95,18 @@ def offline_sessions(events: list[tuple[str, int]], gap_ms: int) -> set[tuple[st
             pages += 1
         out.add((user, start, prev, pages))
     return out
+
+
+def store_connections(postgres: LocalPostgres) -> int:
+    """How many connections the server holds under the store's application name."""
+    import psycopg
+
+    from streamwarden.history.postgres import APPLICATION_NAME
+
+    with psycopg.connect(postgres.conninfo()) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+            (APPLICATION_NAME,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])

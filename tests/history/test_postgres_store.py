@@ -9,7 +9,7 @@ import pytest
 
 from streamwarden.history.base import Wanted
 from streamwarden.history.postgres import PostgresHistoryStore, connect
-from tests.history.support import history_config
+from tests.history.support import history_config, store_connections
 
 _TABLES = itertools.count()
 
@@ -97,3 +97,13 @@ def test_a_refused_login_does_not_show_the_password(postgres, tmp_path, monkeypa
         connect(config.history)
     assert "password authentication failed" in str(caught.value)
     assert "not-the-password" not in str(caught.value)
+
+
+def test_closing_the_store_ends_its_named_connection_on_the_server(postgres, tmp_path,
+                                                                   monkeypatch):  # fmt: skip
+    config = history_config(tmp_path, "postgres", postgres, monkeypatch, "store_close_test")
+    before = store_connections(postgres)
+    opened = PostgresHistoryStore.open(config)
+    assert store_connections(postgres) == before + 1
+    opened.close()
+    assert store_connections(postgres) == before

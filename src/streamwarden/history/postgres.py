@@ -26,7 +26,11 @@ if TYPE_CHECKING:
     from streamwarden.config.history import HistoryConfig
     from streamwarden.config.model import PipelineConfig
 
-__all__ = ["PostgresHistoryStore", "connect"]
+__all__ = ["APPLICATION_NAME", "PostgresHistoryStore", "connect"]
+
+#: How the store's connections are named to the server (``pg_stat_activity``): a DBA can tell
+#: a pipeline's connection from others, and a test that none is left behind.
+APPLICATION_NAME = "streamwarden"
 
 _COLUMNS = {
     "session_id": "text PRIMARY KEY",
@@ -57,6 +61,7 @@ def connect(config: HistoryConfig) -> psycopg.Connection[Any]:
             user=config.user,
             password=password.reveal() if password else None,
             connect_timeout=max(1, int(config.connect_timeout_s)),
+            application_name=APPLICATION_NAME,
         )
     except psycopg.OperationalError as exc:
         reason = _first_line(exc, password.reveal() if password else None)
