@@ -40,6 +40,14 @@ def test_checkpoint_bytes_are_measured_per_batch(leaking_run):
         assert 0 < usage.batch_metadata_bytes < usage.metadata_bytes_total
 
 
+def test_a_batch_s_changelogs_are_counted_apart_within_its_state_bytes(leaking_run):
+    """What a batch changed (its changelogs) is told apart from snapshots maintenance uploads."""
+    for record in leaking_run.monitor.records:
+        usage = record.checkpoint
+        assert usage is not None and usage.changelog_bytes_written is not None
+        assert 0 < usage.changelog_bytes_written <= usage.state_bytes_written
+
+
 def test_the_progress_log_reports_live_state_and_retained_history_apart(leaking_run):
     """A leaking aggregation's live state grows batch after batch, and each line says how much
     of the state on disk is older versions kept (the progress log as written, read back)."""

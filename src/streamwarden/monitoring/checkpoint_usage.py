@@ -35,6 +35,9 @@ class CheckpointUsage:
     metadata_bytes_total: int
     state_live_bytes: int | None = None
     state_history_bytes: int | None = None
+    #: Of :attr:`state_bytes_written`, the batch's own changelogs: the state it changed, without
+    #: the snapshots maintenance uploads (None in lines of older versions).
+    changelog_bytes_written: int | None = None
 
 
 def _is_metadata(relative: Path) -> bool:
@@ -90,4 +93,5 @@ class CheckpointMeter:
             metadata_bytes_total=sum(meta.values()),
             state_live_bytes=split.live_bytes,
             state_history_bytes=split.history_bytes,
+            changelog_bytes_written=sum(state[p] for p in new if ".changelog" in p.name),
         )
