@@ -252,6 +252,17 @@ def test_a_loop_may_end_at_an_until_condition_and_the_first_stage_may_be_optiona
     assert a.optional and b.until is not None and no.kind == StageKind.NOT_NEXT
 
 
+def test_times_zero_with_a_maximum_makes_a_stage_optional():
+    config = parse_pipeline_config(
+        stages(BEGIN, {"name": "b", "where": "true", "times": 0, "times_max": 2})
+    )
+    assert config.patterns is not None
+    b = pattern_from_config(config.patterns).stages[1]
+    assert (b.min_times, b.max_times, b.optional) == (1, 2, True)
+    with pytest.raises(ConfigError, match=r"stages.1 \('b'\): times\(0, None\)"):
+        parse_pipeline_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0}))
+
+
 @pytest.mark.spark
 def test_an_until_expression_compiles_beside_the_stages_where(events):
     config = parse_pipeline_config(

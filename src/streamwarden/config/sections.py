@@ -103,7 +103,8 @@ class PatternStageConfig(Strict):
     event columns (``user_id``, ``event_time``, ``ts_ms``, ``page_number``, ``url``, ``size``,
     ``raw``); it is compiled when the pipeline starts. ``previous`` compares with an earlier
     stage's event; ``aggregates`` aggregate the events of this or an earlier stage.
-    Quantifiers: ``times`` (with ``times_max`` for a range), ``one_or_more``, ``optional``,
+    Quantifiers: ``times`` (with ``times_max`` for a range; ``times = 0`` with a
+    ``times_max`` makes the stage optional), ``one_or_more``, ``optional``,
     ``greedy``, ``consecutive``; ``until`` (a boolean expression like ``where``) ends a
     ``one_or_more`` loop at the first event meeting it, as Flink's ``until``."""
 
@@ -111,7 +112,8 @@ class PatternStageConfig(Strict):
     contiguity: Contiguity = "followed_by"
     where: str
     until: str | None = None
-    times: int | None = Field(default=None, ge=1)
+    #: 0 (with ``times_max``) makes the stage optional, as ``times(0, m)`` does.
+    times: int | None = Field(default=None, ge=0)
     times_max: int | None = Field(default=None, ge=1)
     one_or_more: bool = False
     optional: bool = False

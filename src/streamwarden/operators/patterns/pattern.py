@@ -212,14 +212,20 @@ class Pattern:
         return self._with_last(aggregates=(*self._last.aggregates, cond))
 
     def times(self, n: int, m: int | None = None) -> Pattern:
-        """Exactly ``n`` events, or from ``n`` to ``m`` when ``m`` is given."""
+        """Exactly ``n`` events, or from ``n`` to ``m`` when ``m`` is given. ``times(0, m)``
+        is ``times(1, m).optional()``, as in Flink (where a minimum of 0 makes the stage
+        optional): the stage may take no event at all."""
         call = f"times({n!r}, {m!r}) on stage {self._last.name!r}"
         check_int(PatternError, f"{call}: n", n, example="2")
         if m is not None:
             check_int(PatternError, f"{call}: m", m, example="3 (or None for exactly n)")
         high = n if m is None else m
+        if n == 0 and m is not None and m >= 1:
+            return self._quantified(min_times=1, max_times=m)._with_last(optional=True)
         if n < 1 or high < n:
-            raise PatternError(f"times({n}, {m}) on {self._last.name!r}: need 1 <= n <= m")
+            raise PatternError(
+                f"times({n}, {m}) on {self._last.name!r}: need 1 <= n <= m, or 0 = n < m"
+            )
         return self._quantified(min_times=n, max_times=high)
 
     def times_or_more(self, n: int) -> Pattern:

@@ -98,8 +98,14 @@ final class NfaTestUtilities {
       return times(n, n);
     }
 
-    /** {@code n} to {@code m} events; {@code m} of -1 for no upper bound. */
+    /** {@code n} to {@code m} events; {@code m} of -1 for no upper bound. {@code times(0, m)}
+     * is {@code times(1, m).optional()}, as Python's {@code Pattern.times} (and Flink) make
+     * it. */
     PatternBuilder times(int n, int m) {
+      if (n == 0) {
+        last().put("min", 1).put("max", m).put("optional", true);
+        return this;
+      }
       last().put("min", n).put("max", m);
       return this;
     }
