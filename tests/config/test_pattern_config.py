@@ -263,6 +263,24 @@ def test_times_zero_with_a_maximum_makes_a_stage_optional():
         parse_pipeline_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0}))
 
 
+def test_a_loop_may_end_at_an_aggregate_of_its_events():
+    until = [{"agg": "count", "stage": "b", "op": ">=", "value": 3}]
+    config = parse_pipeline_config(
+        stages(
+            BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until_aggregates": until}
+        )
+    )
+    assert config.patterns is not None
+    b = pattern_from_config(config.patterns).stages[1]
+    assert [(a.agg, a.field, a.stage, a.value) for a in b.until_aggregates] == [
+        ("count", None, "b", 3.0)
+    ]
+    with pytest.raises(ConfigError, match=r"stages.1 \('b'\): until_aggregate\(\) needs a loop"):
+        parse_pipeline_config(
+            stages(BEGIN, {"name": "b", "where": "true", "until_aggregates": until})
+        )
+
+
 @pytest.mark.spark
 def test_an_until_expression_compiles_beside_the_stages_where(events):
     config = parse_pipeline_config(

@@ -106,7 +106,9 @@ class PatternStageConfig(Strict):
     Quantifiers: ``times`` (with ``times_max`` for a range; ``times = 0`` with a
     ``times_max`` makes the stage optional), ``one_or_more``, ``optional``,
     ``greedy``, ``consecutive``; ``until`` (a boolean expression like ``where``) ends a
-    ``one_or_more`` loop at the first event meeting it, as Flink's ``until``."""
+    ``one_or_more`` loop at the first event meeting it, as Flink's ``until``;
+    ``until_aggregates`` (like ``aggregates``, over the events taken before that event) end it
+    too, ANDed with ``until`` when both are set."""
 
     name: str
     contiguity: Contiguity = "followed_by"
@@ -121,6 +123,7 @@ class PatternStageConfig(Strict):
     consecutive: bool = False
     previous: list[PreviousConfig] = Field(default_factory=list)
     aggregates: list[AggregateConfig] = Field(default_factory=list)
+    until_aggregates: list[AggregateConfig] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_quantifier(self) -> PatternStageConfig:

@@ -100,6 +100,13 @@ class Stage:
     #: Flink's ``until``: an event meeting it ends the loop (it is neither taken nor skipped
     #: inside it; the next stage may take it).
     until: Column | None = None
+    #: Aggregates over the events taken before the event under test that it must also meet to
+    #: end the loop (ANDed with ``until`` when both are given): Flink's iterative until.
+    until_aggregates: tuple[AggregateCondition, ...] = ()
+
+    @property
+    def has_until(self) -> bool:
+        return self.until is not None or bool(self.until_aggregates)
 
     @property
     def looping(self) -> bool:
@@ -188,7 +195,13 @@ class Pattern:
         whose prices stay below 100: ``.where_aggregate("sum", "price", "items", "<", 100)``.
         Over no event, count and sum are 0 and min, max and avg fail. ``field`` is None for
         count."""
-        call = f"where_aggregate({agg!r}, {field!r}, {stage!r}, {op!r}, {value!r})"
+        cond = self._aggregate("where_aggregate", agg, field, stage, op, value)
+        return self._with_last(aggregates=(*self._last.aggregates, cond))
+
+    def _aggregate(
+        self, method: str, agg: str, field: str | None, stage: str, op: str, value: float
+    ) -> AggregateCondition:
+        call = f"{method}({agg!r}, {field!r}, {stage!r}, {op!r}, {value!r})"
         call += f" on stage {self._last.name!r}"
         if agg not in AGGREGATES:
             raise PatternError(f"{call}: aggregate {agg!r} is not one of {', '.join(AGGREGATES)}")
@@ -208,8 +221,7 @@ class Pattern:
                 f"{call}: {stage!r} is not this or an earlier stage that matches events; "
                 f"stages: {', '.join(stages) or 'none'}"
             )
-        cond = AggregateCondition(agg, None if agg == "count" else field, stage, op, float(value))
-        return self._with_last(aggregates=(*self._last.aggregates, cond))
+        return AggregateCondition(agg, None if agg == "count" else field, stage, op, float(value))
 
     def times(self, n: int, m: int | None = None) -> Pattern:
         """Exactly ``n`` events, or from ``n`` to ``m`` when ``m`` is given. ``times(0, m)``
@@ -262,12 +274,28 @@ class Pattern:
         ``condition``: the loop neither takes nor skips it, and the next stage may take it, as
         Flink's ``until``."""
         self._check_condition("until", condition)
+        self._check_looping("until()")
+        return self._with_last(until=condition)
+
+    def until_aggregate(
+        self, agg: str, field: str | None, stage: str, op: str, value: float
+    ) -> Pattern:
+        """Ends a loop at the first event for which ``agg`` (count, sum, min, max or avg) of
+        the numeric ``field`` over the events ``stage`` (this loop or an earlier stage) has
+        taken so far compares (``op``) with ``value``: Flink's iterative ``until``, e.g. stop
+        once the loop's prices sum to 6: ``.until_aggregate("sum", "price", "items", "==", 6)``.
+        The event under test does not count (the condition decides whether it is taken). With
+        :meth:`until`, or several of these, the event must meet all of them."""
+        cond = self._aggregate("until_aggregate", agg, field, stage, op, value)
+        self._check_looping("until_aggregate()")
+        return self._with_last(until_aggregates=(*self._last.until_aggregates, cond))
+
+    def _check_looping(self, method: str) -> None:
         if self._last.negation or self._last.max_times is not None:
             raise PatternError(
-                f"until() needs a looping stage (one_or_more or times_or_more); "
+                f"{method} needs a looping stage (one_or_more or times_or_more); "
                 f"{self._last.name!r} is not"
             )
-        return self._with_last(until=condition)
 
     def consecutive(self) -> Pattern:
         """A looping stage's events must follow each other directly (strict inside the loop)."""

@@ -203,7 +203,7 @@ public final class Nfa {
       return;
     }
     boolean condition = takes(st, p, e);
-    boolean until = st.untilBit != 0 && e.meets(st.untilBit);
+    boolean until = untilMet(st, p, e);
     boolean meets = condition && !until; // the until event is never taken by the loop
     if (meets) {
       afterTake(p.take(e, i, c + 1), b);
@@ -367,6 +367,21 @@ public final class Nfa {
       default:
         return true;
     }
+  }
+
+  /** Does {@code e} meet the loop's until condition: its Spark-evaluated bit (if any) and its
+   * aggregates over the events taken so far, without {@code e} (Flink's until sees the partial
+   * match before the event, whose taking it decides)? False when the stage has no until. */
+  private static boolean untilMet(Stage st, Partial p, PEvent e) {
+    if (!st.hasUntil() || st.untilBit != 0 && !e.meets(st.untilBit)) {
+      return false;
+    }
+    for (PatternPlan.AggregateCondition ac : st.untilAggregates) {
+      if (!Aggregates.holds(ac, p, false, e)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The stage's condition: its Spark-evaluated bit and its comparisons with earlier events. */

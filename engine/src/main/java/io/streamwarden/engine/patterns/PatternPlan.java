@@ -84,11 +84,17 @@ public final class PatternPlan implements Serializable {
     /** The bit of the stage's {@code until} condition (Flink's until(): an event meeting it
      * ends the loop and is not taken by it); 0 for none. */
     public final long untilBit;
+    /** Aggregates over the events taken so far (the event under test does not count) that
+     * the until event must also meet, ANDed with {@code untilBit} when that is set; an until
+     * made of these alone is Flink's iterative until condition, e.g. the loop's sum reaching a
+     * bound. Empty for none. */
+    public final List<AggregateCondition> untilAggregates;
     public final List<FieldCondition> fieldConditions;
     public final List<AggregateCondition> aggregateConditions;
 
     Stage(String name, Kind kind, Contiguity contiguity, Contiguity inner, int min, int max,
         boolean greedy, boolean optional, int bitIndex, int untilBitIndex,
+        List<AggregateCondition> untilAggregates,
         List<FieldCondition> fieldConditions, List<AggregateCondition> aggregateConditions) {
       this.name = name;
       this.kind = kind;
@@ -100,12 +106,18 @@ public final class PatternPlan implements Serializable {
       this.optional = optional;
       this.bit = 1L << bitIndex;
       this.untilBit = untilBitIndex < 0 ? 0 : 1L << untilBitIndex;
+      this.untilAggregates = untilAggregates;
       this.fieldConditions = fieldConditions;
       this.aggregateConditions = aggregateConditions;
     }
 
     public boolean negation() {
       return kind != Kind.NORMAL;
+    }
+
+    /** Has the stage an until condition (a Spark-evaluated bit, aggregates, or both)? */
+    public boolean hasUntil() {
+      return untilBit != 0 || !untilAggregates.isEmpty();
     }
 
     /** May the partial move on to the next stage after this stage took {@code count}? */
@@ -183,18 +195,16 @@ public final class PatternPlan implements Serializable {
           conditions.add(new FieldCondition(c.get("field").asInt(), c.get("op").asText(),
               c.get("ref_stage").asInt(), c.path("numeric").asBoolean(false)));
         }
-        List<AggregateCondition> aggregates = new ArrayList<>();
-        for (JsonNode c : s.path("aggregate_conditions")) {
-          aggregates.add(new AggregateCondition(c.get("agg").asText(), c.path("field").asInt(-1),
-              c.get("ref_stage").asInt(), c.get("op").asText(), c.get("value").asDouble()));
-        }
+        List<AggregateCondition> aggregates = aggregates(s.path("aggregate_conditions"));
+        List<AggregateCondition> untilAggregates =
+            aggregates(s.path("until_aggregate_conditions"));
         stages.add(new Stage(s.get("name").asText(),
             Kind.valueOf(s.get("kind").asText().toUpperCase()),
             Contiguity.valueOf(s.get("contiguity").asText().toUpperCase()),
             Contiguity.valueOf(s.get("inner").asText().toUpperCase()),
             s.get("min").asInt(), s.get("max").asInt(), s.path("greedy").asBoolean(false),
             s.path("optional").asBoolean(false), index++, s.path("until_bit").asInt(-1),
-            conditions, aggregates));
+            untilAggregates, conditions, aggregates));
       }
       List<String> fields = new ArrayList<>();
       for (JsonNode f : root.path("fields")) {
@@ -213,6 +223,15 @@ public final class PatternPlan implements Serializable {
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("bad pattern plan: " + e.getMessage(), e);
     }
+  }
+
+  private static List<AggregateCondition> aggregates(JsonNode array) {
+    List<AggregateCondition> aggregates = new ArrayList<>();
+    for (JsonNode c : array) {
+      aggregates.add(new AggregateCondition(c.get("agg").asText(), c.path("field").asInt(-1),
+          c.get("ref_stage").asInt(), c.get("op").asText(), c.get("value").asDouble()));
+    }
+    return aggregates;
   }
 
   /** The options have their defaults in Python (one place); a plan always carries them. */

@@ -170,6 +170,25 @@ final class NfaTestUtilities {
       return this;
     }
 
+    /** Flink's {@code until} with an iterative condition on the last (looping) stage: {@code
+     * agg(field of stage's events taken so far) op value}; field -1 for count. */
+    PatternBuilder untilAggregate(String agg, int field, String stage, String op,
+        double value) {
+      int ref = -1;
+      for (int i = 0; i < stages.size(); i++) {
+        if (stages.get(i).get("name").asText().equals(stage)) {
+          ref = i;
+        }
+      }
+      ObjectNode s = last();
+      if (!s.has("until_aggregate_conditions")) {
+        s.putArray("until_aggregate_conditions");
+      }
+      ((ArrayNode) s.get("until_aggregate_conditions")).addObject().put("agg", agg)
+          .put("field", field).put("ref_stage", ref).put("op", op).put("value", value);
+      return this;
+    }
+
     PatternBuilder within(long ms) {
       root.put("within_ms", ms);
       return this;
