@@ -281,6 +281,18 @@ def test_a_loop_may_end_at_an_aggregate_of_its_events():
         )
 
 
+def test_a_times_or_more_loop_may_bound_the_wait_for_its_first_events():
+    loop = {"name": "b", "where": "true", "times_or_more": 2, "loop_gap": "3s"}
+    config = parse_pipeline_config(stages(BEGIN, loop))
+    assert config.patterns is not None
+    b = pattern_from_config(config.patterns).stages[1]
+    assert (b.min_times, b.max_times, b.loop_gap) == (2, None, timedelta(seconds=3))
+    with pytest.raises(ConfigError, match="use one of times, one_or_more and times_or_more"):
+        parse_pipeline_config(stages(BEGIN, {**loop, "one_or_more": True}))
+    with pytest.raises(ConfigError, match="loop_gap needs a loop"):
+        parse_pipeline_config(stages(BEGIN, {"name": "b", "where": "true", "loop_gap": "3s"}))
+
+
 @pytest.mark.spark
 def test_an_until_expression_compiles_beside_the_stages_where(events):
     config = parse_pipeline_config(

@@ -174,6 +174,7 @@ def _stage_plan(
         "max": -1 if stage.max_times is None else stage.max_times,
         "greedy": stage.greedy,
         "optional": stage.optional,
+        "loop_gap_ms": 0 if stage.loop_gap is None else _ms(stage.loop_gap),
         "field_conditions": [
             {
                 "field": carried.index(p.field),

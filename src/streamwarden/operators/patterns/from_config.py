@@ -94,7 +94,9 @@ def _with_stage(
     if stage.times is not None:
         pattern = pattern.times(stage.times, stage.times_max)
     if stage.one_or_more:
-        pattern = pattern.one_or_more()
+        pattern = pattern.one_or_more(stage.loop_gap)
+    if stage.times_or_more is not None:
+        pattern = pattern.times_or_more(stage.times_or_more, stage.loop_gap)
     if stage.optional:
         pattern = pattern.optional()
     if stage.greedy:

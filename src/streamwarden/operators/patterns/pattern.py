@@ -103,6 +103,9 @@ class Stage:
     #: Aggregates over the events taken before the event under test that it must also meet to
     #: end the loop (ANDed with ``until`` when both are given): Flink's iterative until.
     until_aggregates: tuple[AggregateCondition, ...] = ()
+    #: Flink's ``timesOrMore(n, windowTime)``: how long after its last event a partial match
+    #: may wait for the loop's first event and its events up to the minimum.
+    loop_gap: timedelta | None = None
 
     @property
     def has_until(self) -> bool:
@@ -240,18 +243,28 @@ class Pattern:
             )
         return self._quantified(min_times=n, max_times=high)
 
-    def times_or_more(self, n: int) -> Pattern:
-        """``n`` or more events."""
-        check_int(
-            PatternError, f"times_or_more({n!r}) on stage {self._last.name!r}: n", n, example="2"
-        )
+    def times_or_more(self, n: int, gap: timedelta | None = None) -> Pattern:
+        """``n`` or more events. With ``gap`` (Flink's ``timesOrMore(n, windowTime)``), a
+        partial match waiting for the loop's first event, or for its events up to ``n``, ends
+        when ``gap`` passes after its last event; as in Flink, the wait after the ``n``-th
+        event has no such bound (the pattern's ``within`` still has), nor, at an optional
+        loop, the wait after an event the loop skipped before its first."""
+        shown_gap = "" if gap is None else f", {gap!r}"
+        call = f"times_or_more({n!r}{shown_gap}) on stage {self._last.name!r}"
+        check_int(PatternError, f"{call}: n", n, example="2")
         if n < 1:
             raise PatternError(f"times_or_more({n}) on {self._last.name!r}: need n >= 1")
-        return self._quantified(min_times=n, max_times=None)
+        if gap is not None:
+            check_duration(PatternError, f"{call}: the gap", gap, example="timedelta(seconds=30)")
+            if gap <= timedelta(0):
+                raise PatternError(f"{call}: the gap must be > 0")
+        quantified = self._quantified(min_times=n, max_times=None)
+        return quantified._with_last(loop_gap=gap)
 
-    def one_or_more(self) -> Pattern:
-        """One or more events."""
-        return self.times_or_more(1)
+    def one_or_more(self, gap: timedelta | None = None) -> Pattern:
+        """One or more events; ``gap`` as in :meth:`times_or_more` (Flink's
+        ``oneOrMore(windowTime)``)."""
+        return self.times_or_more(1, gap)
 
     def optional(self) -> Pattern:
         """The current stage may match no event at all (an optional first stage lets the next
@@ -377,6 +390,13 @@ class Pattern:
                 raise PatternError(
                     f"stage {stage.name!r} has no condition; add .where(...) (F.lit(True) "
                     "accepts every event)"
+                )
+        for stage in self.stages:
+            if stage.loop_gap is not None and stage.loop_gap > self.window:
+                raise PatternError(
+                    f"stage {stage.name!r}: the gap of its loop ({stage.loop_gap}) is longer "
+                    f"than the pattern's within ({self.window}), so it can never apply; use a "
+                    "shorter gap or a longer within"
                 )
         for before, stage in zip(self.stages, self.stages[1:], strict=False):
             if stage.negation and before.optional:

@@ -89,12 +89,16 @@ public final class PatternPlan implements Serializable {
      * made of these alone is Flink's iterative until condition, e.g. the loop's sum reaching a
      * bound. Empty for none. */
     public final List<AggregateCondition> untilAggregates;
+    /** Flink's {@code timesOrMore(n, windowTime)}: how long a partial match may wait at this
+     * loop for its first event or its events up to the minimum, after its last event; 0 for
+     * no such window ({@link PatternPlan#loopGapOf}). */
+    public final long loopGapMs;
     public final List<FieldCondition> fieldConditions;
     public final List<AggregateCondition> aggregateConditions;
 
     Stage(String name, Kind kind, Contiguity contiguity, Contiguity inner, int min, int max,
         boolean greedy, boolean optional, int bitIndex, int untilBitIndex,
-        List<AggregateCondition> untilAggregates,
+        List<AggregateCondition> untilAggregates, long loopGapMs,
         List<FieldCondition> fieldConditions, List<AggregateCondition> aggregateConditions) {
       this.name = name;
       this.kind = kind;
@@ -107,6 +111,7 @@ public final class PatternPlan implements Serializable {
       this.bit = 1L << bitIndex;
       this.untilBit = untilBitIndex < 0 ? 0 : 1L << untilBitIndex;
       this.untilAggregates = untilAggregates;
+      this.loopGapMs = loopGapMs;
       this.fieldConditions = fieldConditions;
       this.aggregateConditions = aggregateConditions;
     }
@@ -170,10 +175,45 @@ public final class PatternPlan implements Serializable {
   }
 
   /** When partial match {@code p} expires: its first event + within, or sooner, its last
-   * event + the gap allowed between consecutive events. */
+   * event + the gap allowed between consecutive events, or + the window of the loop it waits
+   * at ({@link #loopGapOf}). */
   public long deadlineOf(Partial p) {
     long deadline = p.startMs() + withinMs;
-    return withinGapMs > 0 ? Math.min(deadline, p.last().tsMs + withinGapMs) : deadline;
+    if (withinGapMs > 0) {
+      deadline = Math.min(deadline, p.last().tsMs + withinGapMs);
+    }
+    long loopGap = loopGapOf(p);
+    return loopGap > 0 ? Math.min(deadline, p.last().tsMs + loopGap) : deadline;
+  }
+
+  /**
+   * The window of the loop partial {@code p} waits at (Flink's {@code timesOrMore(n,
+   * windowTime)}), 0 for none. As Flink's {@code NFACompiler} assigns it, it bounds the wait
+   * for the loop's first event and for its events up to the minimum; not the wait after the
+   * minimum (the looping state), nor after the partial ignored an event at an optional loop
+   * before its first event (the optional stage's ignore state). A partial whose stage has taken
+   * all it can waits at the next stage's first event.
+   */
+  public long loopGapOf(Partial p) {
+    if (p.stage < 0) { // events only, no position (a match's or timeout's content)
+      return 0;
+    }
+    int i = p.stage;
+    int count = p.count;
+    boolean committed = p.committed;
+    if (!stages.get(i).canTakeMore(count)) {
+      if (i + 1 >= stages.size()) {
+        return 0;
+      }
+      i++;
+      count = 0;
+      committed = false;
+    }
+    Stage st = stages.get(i);
+    if (st.loopGapMs == 0 || count == 0 && committed) {
+      return 0;
+    }
+    return count < st.min ? st.loopGapMs : 0;
   }
 
   public int size() {
@@ -204,7 +244,7 @@ public final class PatternPlan implements Serializable {
             Contiguity.valueOf(s.get("inner").asText().toUpperCase()),
             s.get("min").asInt(), s.get("max").asInt(), s.path("greedy").asBoolean(false),
             s.path("optional").asBoolean(false), index++, s.path("until_bit").asInt(-1),
-            untilAggregates, conditions, aggregates));
+            untilAggregates, s.path("loop_gap_ms").asLong(0), conditions, aggregates));
       }
       List<String> fields = new ArrayList<>();
       for (JsonNode f : root.path("fields")) {

@@ -110,6 +110,13 @@ final class NfaTestUtilities {
       return this;
     }
 
+    /** Flink's {@code timesOrMore(n, windowTime)}: at least {@code n} events, with a window
+     * of {@code gapMs} between the loop's events up to the minimum. */
+    PatternBuilder timesOrMore(int n, long gapMs) {
+      last().put("min", n).put("max", -1).put("loop_gap_ms", gapMs);
+      return this;
+    }
+
     /** Flink's {@code until(condition)} on the last (looping) stage. */
     PatternBuilder until(Predicate<String> condition) {
       last().put("until_bit", UNTIL_BITS + untils.size());
