@@ -580,6 +580,7 @@ def test_until_aggregate_ends_a_loop_once_the_events_it_took_sum_to_a_bound(spar
     assert plan["until_aggregate_conditions"] == [
         {"agg": "sum", "field": 1, "ref_stage": 1, "op": "==", "value": 6.0}
     ]
+    assert not tester.compiled.prefilter_safe  # any event may end the loop
 
 
 def test_until_aggregate_needs_a_loop_and_a_computable_aggregate() -> None:

@@ -108,10 +108,6 @@ class Stage:
     loop_gap: timedelta | None = None
 
     @property
-    def has_until(self) -> bool:
-        return self.until is not None or bool(self.until_aggregates)
-
-    @property
     def looping(self) -> bool:
         return self.max_times is None or self.max_times > 1
 
