@@ -252,6 +252,47 @@ def test_a_loop_may_end_at_an_until_condition_and_the_first_stage_may_be_optiona
     assert a.optional and b.until is not None and no.kind == StageKind.NOT_NEXT
 
 
+def test_times_zero_with_a_maximum_makes_a_stage_optional():
+    config = parse_pipeline_config(
+        stages(BEGIN, {"name": "b", "where": "true", "times": 0, "times_max": 2})
+    )
+    assert config.patterns is not None
+    b = pattern_from_config(config.patterns).stages[1]
+    assert (b.min_times, b.max_times, b.optional) == (1, 2, True)
+    with pytest.raises(ConfigError, match=r"stages.1 \('b'\): times\(0, None\)"):
+        parse_pipeline_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0}))
+
+
+def test_a_loop_may_end_at_an_aggregate_of_its_events():
+    until = [{"agg": "count", "stage": "b", "op": ">=", "value": 3}]
+    config = parse_pipeline_config(
+        stages(
+            BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until_aggregates": until}
+        )
+    )
+    assert config.patterns is not None
+    b = pattern_from_config(config.patterns).stages[1]
+    assert [(a.agg, a.field, a.stage, a.value) for a in b.until_aggregates] == [
+        ("count", None, "b", 3.0)
+    ]
+    with pytest.raises(ConfigError, match=r"stages.1 \('b'\): until_aggregate\(\) needs a loop"):
+        parse_pipeline_config(
+            stages(BEGIN, {"name": "b", "where": "true", "until_aggregates": until})
+        )
+
+
+def test_a_times_or_more_loop_may_bound_the_wait_for_its_first_events():
+    loop = {"name": "b", "where": "true", "times_or_more": 2, "loop_gap": "3s"}
+    config = parse_pipeline_config(stages(BEGIN, loop))
+    assert config.patterns is not None
+    b = pattern_from_config(config.patterns).stages[1]
+    assert (b.min_times, b.max_times, b.loop_gap) == (2, None, timedelta(seconds=3))
+    with pytest.raises(ConfigError, match="use one of times, one_or_more and times_or_more"):
+        parse_pipeline_config(stages(BEGIN, {**loop, "one_or_more": True}))
+    with pytest.raises(ConfigError, match="loop_gap needs a loop"):
+        parse_pipeline_config(stages(BEGIN, {"name": "b", "where": "true", "loop_gap": "3s"}))
+
+
 @pytest.mark.spark
 def test_an_until_expression_compiles_beside_the_stages_where(events):
     config = parse_pipeline_config(

@@ -98,6 +98,15 @@ def test_a_pattern_method_given_the_right_types_builds_the_stage() -> None:
     assert pattern.window == timedelta(minutes=5)
 
 
+def test_times_from_zero_makes_the_stage_optional_as_flink_does() -> None:
+    stage = A.times(0, 2).stages[0]
+    assert (stage.min_times, stage.max_times, stage.optional) == (1, 2, True)
+    with pytest.raises(PatternError, match=r"need 1 <= n <= m, or 0 = n < m"):
+        A.times(0)
+    with pytest.raises(PatternError, match=r"need 1 <= n <= m, or 0 = n < m"):
+        A.times(0, 0)
+
+
 @pytest.mark.parametrize(
     ("arguments", "expected"),
     [

@@ -560,6 +560,71 @@ def test_where_aggregate_refuses_what_it_cannot_compute() -> None:
         start.where_aggregate("sum", "price", "a", "<", "5")  # type: ignore[arg-type]
 
 
+def test_until_aggregate_ends_a_loop_once_the_events_it_took_sum_to_a_bound(spark: Any) -> None:
+    # UntilConditionITCase.testIterativeUntilConditionOneOrMore: the sum is over the events
+    # the loop took before the event under test (b arrives at 2 + 3 + 1)
+    pattern = (
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by("middle")
+        .where(~named("c"))
+        .one_or_more()
+        .until_aggregate("sum", "price", "middle", "==", 6)
+        .within(WINDOW)
+    )
+    events = price_stream(("c", 1.0), ("a1", 2.0), ("a2", 3.0), ("d", 1.0), ("b", 5.0), ("i", 6.0))
+    tester = PatternTester(spark, pattern, fields=("name", "price"))
+    got = matched_names(tester.run(events))
+    assert sorted(got) == [["c", "a1"], ["c", "a1", "a2"], ["c", "a1", "a2", "d"]]
+    plan = tester.compiled.plan["stages"][1]
+    assert plan["until_aggregate_conditions"] == [
+        {"agg": "sum", "field": 1, "ref_stage": 1, "op": "==", "value": 6.0}
+    ]
+    assert not tester.compiled.prefilter_safe  # any event may end the loop
+
+
+def test_until_aggregate_needs_a_loop_and_a_computable_aggregate() -> None:
+    start = Pattern.begin("a").where(named("a"))
+    with pytest.raises(PatternError, match=r"until_aggregate\(\) needs a looping stage"):
+        start.until_aggregate("count", None, "a", ">=", 3)
+    with pytest.raises(PatternError, match=r"until_aggregate\(.median.*is not one of"):
+        start.one_or_more().until_aggregate("median", "price", "a", "<", 1)
+
+
+def test_a_loop_gap_bounds_the_wait_for_a_loops_first_events_as_flinks_times_or_more(
+    spark: Any,
+) -> None:
+    # TimesOrMoreITCase.testTimesOrMoreNotStrictWithFollowedByAny, time = 3 ms: a2 comes 3 ms
+    # after c (too late to be the loop's first event) and a3 4 ms after a1 (too late to be its
+    # second); once the loop has two, a3 may come as late as `within` allows
+    pattern = (
+        Pattern.begin("start")
+        .where(named("c"))
+        .followed_by_any("middle")
+        .where(named("a"))
+        .times_or_more(2, gap=timedelta(milliseconds=3))
+        .allow_combinations()
+        .followed_by("end")
+        .where(named("b"))
+        .within(WINDOW)
+    )
+    times = {"c": 1, "a1": 2, "a2": 4, "a3": 6, "b": 7}
+    events = [{"key": "k", "ts": ts, "name": n} for n, ts in times.items()]
+    got = matched_names(name_tester(spark, pattern).run(events))
+    assert sorted(got) == [["c", "a1", "a2", "a3", "b"], ["c", "a1", "a2", "b"]]
+
+
+def test_a_loop_gap_must_be_a_positive_duration_within_the_window() -> None:
+    loop = Pattern.begin("a").where(named("a"))
+    with pytest.raises(PatternError, match=r"times_or_more\(2, 3\) on stage 'a': the gap must"):
+        loop.times_or_more(2, 3)  # type: ignore[arg-type]
+    with pytest.raises(PatternError, match="the gap must be > 0"):
+        loop.one_or_more(timedelta(0))
+    too_long = loop.one_or_more(timedelta(hours=2)).within(WINDOW)
+    with pytest.raises(PatternError, match=r"gap of its loop .* is longer than the pattern's"):
+        too_long.check()
+
+
 def test_within_consecutive_ends_a_partial_match_when_its_next_event_comes_too_late(
     spark: Any,
 ) -> None:

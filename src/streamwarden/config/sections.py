@@ -103,29 +103,56 @@ class PatternStageConfig(Strict):
     event columns (``user_id``, ``event_time``, ``ts_ms``, ``page_number``, ``url``, ``size``,
     ``raw``); it is compiled when the pipeline starts. ``previous`` compares with an earlier
     stage's event; ``aggregates`` aggregate the events of this or an earlier stage.
-    Quantifiers: ``times`` (with ``times_max`` for a range), ``one_or_more``, ``optional``,
-    ``greedy``, ``consecutive``; ``until`` (a boolean expression like ``where``) ends a
-    ``one_or_more`` loop at the first event meeting it, as Flink's ``until``."""
+    Quantifiers: ``times`` (with ``times_max`` for a range; ``times = 0`` with a
+    ``times_max`` makes the stage optional), ``one_or_more``, ``optional``,
+    ``times_or_more``, ``greedy``, ``consecutive``; ``loop_gap`` on a ``one_or_more`` or
+    ``times_or_more`` loop is Flink's ``timesOrMore(n, windowTime)``; ``until`` (a boolean
+    expression like ``where``) ends a
+    ``one_or_more`` loop at the first event meeting it, as Flink's ``until``;
+    ``until_aggregates`` (like ``aggregates``, over the events taken before that event) end it
+    too, ANDed with ``until`` when both are set."""
 
     name: str
     contiguity: Contiguity = "followed_by"
     where: str
     until: str | None = None
-    times: int | None = Field(default=None, ge=1)
+    #: 0 (with ``times_max``) makes the stage optional, as ``times(0, m)`` does.
+    times: int | None = Field(default=None, ge=0)
     times_max: int | None = Field(default=None, ge=1)
     one_or_more: bool = False
+    times_or_more: int | None = Field(default=None, ge=1)
+    loop_gap: OptionalDuration = None
     optional: bool = False
     greedy: bool = False
     consecutive: bool = False
     previous: list[PreviousConfig] = Field(default_factory=list)
     aggregates: list[AggregateConfig] = Field(default_factory=list)
+    until_aggregates: list[AggregateConfig] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_quantifier(self) -> PatternStageConfig:
         if self.times_max is not None and self.times is None:
             raise ValueError(f"stage {self.name!r}: times_max needs times (the minimum)")
-        if self.one_or_more and self.times is not None:
-            raise ValueError(f"stage {self.name!r}: use either times or one_or_more, not both")
+        chosen = [
+            setting
+            for setting, value in (
+                ("times", self.times),
+                ("one_or_more", self.one_or_more or None),
+                ("times_or_more", self.times_or_more),
+            )
+            if value is not None
+        ]
+        if len(chosen) > 1:
+            raise ValueError(
+                f"stage {self.name!r}: use one of times, one_or_more and times_or_more, "
+                f"not {' and '.join(chosen)}"
+            )
+        if self.loop_gap is not None and not (self.one_or_more or self.times_or_more):
+            raise ValueError(
+                f"stage {self.name!r}: loop_gap needs a loop (one_or_more or times_or_more)"
+            )
+        if self.loop_gap is not None and self.loop_gap <= timedelta(0):
+            raise ValueError(f"stage {self.name!r}: loop_gap must be > 0, or 'off'")
         return self
 
 

@@ -134,10 +134,12 @@ def check_stages(events: DataFrame, pattern: Pattern) -> None:
                     f"{prev.stage!r}) compares column {prev.field!r}, which is not in the "
                     f"events; columns: {columns}"
                 )
-        for agg in stage.aggregates:
+        aggregates = [("where_aggregate", a) for a in stage.aggregates]
+        aggregates += [("until_aggregate", a) for a in stage.until_aggregates]
+        for method, agg in aggregates:
             if agg.field is not None and agg.field not in events.columns:
                 raise PatternError(
-                    f"stage {stage.name!r}: where_aggregate({agg.agg!r}, {agg.field!r}, ...) "
+                    f"stage {stage.name!r}: {method}({agg.agg!r}, {agg.field!r}, ...) "
                     f"aggregates column {agg.field!r}, which is not in the events; columns: "
                     f"{columns}"
                 )

@@ -14,7 +14,13 @@ from pyspark.sql import functions as F
 
 from streamwarden.config import defaults
 from streamwarden.errors import PatternError
-from streamwarden.operators.patterns.pattern import Contiguity, Pattern, Stage, StageKind
+from streamwarden.operators.patterns.pattern import (
+    AggregateCondition,
+    Contiguity,
+    Pattern,
+    Stage,
+    StageKind,
+)
 from streamwarden.spark.jvm import call_engine
 
 if TYPE_CHECKING:
@@ -50,10 +56,10 @@ class CompiledPattern:
     @property
     def prefilter_safe(self) -> bool:
         """True if an event meeting no stage condition can change no match, so it may be
-        dropped before the stateful step: every contiguity is relaxed (or any) and there is no
-        ``not_next``."""
+        dropped before the stateful step: every contiguity is relaxed (or any), there is no
+        ``not_next``, and no loop ends at an ``until_aggregate`` (which any event may meet)."""
         for i, stage in enumerate(self.pattern.stages):
-            if stage.kind == StageKind.NOT_NEXT:
+            if stage.kind == StageKind.NOT_NEXT or stage.until_aggregates:
                 return False
             if i > 0 and stage.contiguity == Contiguity.STRICT:
                 return False
@@ -86,7 +92,8 @@ def compile_pattern(
         raise PatternError(f"max_buffered_per_key must be >= 1, got {max_buffered_per_key}")
     carried = list(dict.fromkeys(fields))
     for stage in pattern.stages:
-        used = [p.field for p in stage.previous] + [a.field for a in stage.aggregates if a.field]
+        aggregates = (*stage.aggregates, *stage.until_aggregates)
+        used = [p.field for p in stage.previous] + [a.field for a in aggregates if a.field]
         for field in used:
             if field not in carried:
                 carried.append(field)
@@ -167,6 +174,7 @@ def _stage_plan(
         "max": -1 if stage.max_times is None else stage.max_times,
         "greedy": stage.greedy,
         "optional": stage.optional,
+        "loop_gap_ms": 0 if stage.loop_gap is None else _ms(stage.loop_gap),
         "field_conditions": [
             {
                 "field": carried.index(p.field),
@@ -176,16 +184,22 @@ def _stage_plan(
             }
             for p in stage.previous
         ],
-        "aggregate_conditions": [
-            {
-                "agg": a.agg,
-                "field": -1 if a.field is None else carried.index(a.field),
-                "ref_stage": names.index(a.stage),
-                "op": a.op,
-                "value": a.value,
-            }
-            for a in stage.aggregates
+        "aggregate_conditions": [_aggregate_plan(a, names, carried) for a in stage.aggregates],
+        "until_aggregate_conditions": [
+            _aggregate_plan(a, names, carried) for a in stage.until_aggregates
         ],
+    }
+
+
+def _aggregate_plan(
+    a: AggregateCondition, names: tuple[str, ...], carried: list[str]
+) -> dict[str, Any]:
+    return {
+        "agg": a.agg,
+        "field": -1 if a.field is None else carried.index(a.field),
+        "ref_stage": names.index(a.stage),
+        "op": a.op,
+        "value": a.value,
     }
 
 

@@ -62,8 +62,9 @@ def _check_columns(config: PatternsConfig) -> None:
     for i, stage in enumerate(config.stages):
         where = f"patterns.stages.{i} ({stage.name!r}).previous"
         used += [(where, p.field) for p in stage.previous]
-        aggregated = f"patterns.stages.{i} ({stage.name!r}).aggregates"
-        used += [(aggregated, a.field) for a in stage.aggregates if a.field is not None]
+        for setting in ("aggregates", "until_aggregates"):
+            aggregated = f"patterns.stages.{i} ({stage.name!r}).{setting}"
+            used += [(aggregated, a.field) for a in getattr(stage, setting) if a.field is not None]
     for where, column in used:
         if column not in EVENT_COLUMNS:
             raise ConfigError(
@@ -93,7 +94,9 @@ def _with_stage(
     if stage.times is not None:
         pattern = pattern.times(stage.times, stage.times_max)
     if stage.one_or_more:
-        pattern = pattern.one_or_more()
+        pattern = pattern.one_or_more(stage.loop_gap)
+    if stage.times_or_more is not None:
+        pattern = pattern.times_or_more(stage.times_or_more, stage.loop_gap)
     if stage.optional:
         pattern = pattern.optional()
     if stage.greedy:
@@ -103,6 +106,8 @@ def _with_stage(
     if stage.until is not None:
         assert until is not None  # compiled with the stage's where
         pattern = pattern.until(until)
+    for agg in stage.until_aggregates:
+        pattern = pattern.until_aggregate(agg.agg, agg.field, agg.stage, agg.op, agg.value)
     return pattern
 
 

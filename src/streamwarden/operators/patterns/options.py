@@ -25,9 +25,9 @@ class PatternOptions:
     ``max_partials_per_key`` caps the partial matches of one key; the excess is dropped and
     reported as ``overflow`` rows (``DetectResult.overflows``). ``emit_timeouts`` reports
     partial matches whose window closed. ``slow_key_threshold``: the engine logs a key whose
-    work in a batch took longer. ``prefilter``: when every contiguity is relaxed, drop events
-    that meet no stage condition before the engine (they cannot change a match); off, every
-    event reaches the NFA.
+    work in a batch took longer. ``prefilter``: when every contiguity is relaxed (and no loop
+    ends at an ``until_aggregate``), drop events that meet no stage condition before the
+    engine (they cannot change a match); off, every event reaches the NFA.
 
     Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
     slow-key log), the caps ints, the switches bools; any other type raises

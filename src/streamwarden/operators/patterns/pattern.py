@@ -100,6 +100,12 @@ class Stage:
     #: Flink's ``until``: an event meeting it ends the loop (it is neither taken nor skipped
     #: inside it; the next stage may take it).
     until: Column | None = None
+    #: Aggregates over the events taken before the event under test that it must also meet to
+    #: end the loop (ANDed with ``until`` when both are given): Flink's iterative until.
+    until_aggregates: tuple[AggregateCondition, ...] = ()
+    #: Flink's ``timesOrMore(n, windowTime)``: how long after its last event a partial match
+    #: may wait for the loop's first event and its events up to the minimum.
+    loop_gap: timedelta | None = None
 
     @property
     def looping(self) -> bool:
@@ -188,7 +194,13 @@ class Pattern:
         whose prices stay below 100: ``.where_aggregate("sum", "price", "items", "<", 100)``.
         Over no event, count and sum are 0 and min, max and avg fail. ``field`` is None for
         count."""
-        call = f"where_aggregate({agg!r}, {field!r}, {stage!r}, {op!r}, {value!r})"
+        cond = self._aggregate("where_aggregate", agg, field, stage, op, value)
+        return self._with_last(aggregates=(*self._last.aggregates, cond))
+
+    def _aggregate(
+        self, method: str, agg: str, field: str | None, stage: str, op: str, value: float
+    ) -> AggregateCondition:
+        call = f"{method}({agg!r}, {field!r}, {stage!r}, {op!r}, {value!r})"
         call += f" on stage {self._last.name!r}"
         if agg not in AGGREGATES:
             raise PatternError(f"{call}: aggregate {agg!r} is not one of {', '.join(AGGREGATES)}")
@@ -208,32 +220,47 @@ class Pattern:
                 f"{call}: {stage!r} is not this or an earlier stage that matches events; "
                 f"stages: {', '.join(stages) or 'none'}"
             )
-        cond = AggregateCondition(agg, None if agg == "count" else field, stage, op, float(value))
-        return self._with_last(aggregates=(*self._last.aggregates, cond))
+        return AggregateCondition(agg, None if agg == "count" else field, stage, op, float(value))
 
     def times(self, n: int, m: int | None = None) -> Pattern:
-        """Exactly ``n`` events, or from ``n`` to ``m`` when ``m`` is given."""
+        """Exactly ``n`` events, or from ``n`` to ``m`` when ``m`` is given. ``times(0, m)``
+        is ``times(1, m).optional()``, as in Flink (where a minimum of 0 makes the stage
+        optional): the stage may take no event at all."""
         call = f"times({n!r}, {m!r}) on stage {self._last.name!r}"
         check_int(PatternError, f"{call}: n", n, example="2")
         if m is not None:
             check_int(PatternError, f"{call}: m", m, example="3 (or None for exactly n)")
         high = n if m is None else m
+        if n == 0 and m is not None and m >= 1:
+            return self._quantified(min_times=1, max_times=m)._with_last(optional=True)
         if n < 1 or high < n:
-            raise PatternError(f"times({n}, {m}) on {self._last.name!r}: need 1 <= n <= m")
+            raise PatternError(
+                f"times({n}, {m}) on {self._last.name!r}: need 1 <= n <= m, or 0 = n < m"
+            )
         return self._quantified(min_times=n, max_times=high)
 
-    def times_or_more(self, n: int) -> Pattern:
-        """``n`` or more events."""
-        check_int(
-            PatternError, f"times_or_more({n!r}) on stage {self._last.name!r}: n", n, example="2"
-        )
+    def times_or_more(self, n: int, gap: timedelta | None = None) -> Pattern:
+        """``n`` or more events. With ``gap`` (Flink's ``timesOrMore(n, windowTime)``), a
+        partial match waiting for the loop's first event, or for its events up to ``n``, ends
+        when ``gap`` passes after its last event; as in Flink, the wait after the ``n``-th
+        event has no such bound (the pattern's ``within`` still has), nor, at an optional
+        loop, the wait after an event the loop skipped before its first."""
+        shown_gap = "" if gap is None else f", {gap!r}"
+        call = f"times_or_more({n!r}{shown_gap}) on stage {self._last.name!r}"
+        check_int(PatternError, f"{call}: n", n, example="2")
         if n < 1:
             raise PatternError(f"times_or_more({n}) on {self._last.name!r}: need n >= 1")
-        return self._quantified(min_times=n, max_times=None)
+        if gap is not None:
+            check_duration(PatternError, f"{call}: the gap", gap, example="timedelta(seconds=30)")
+            if gap <= timedelta(0):
+                raise PatternError(f"{call}: the gap must be > 0")
+        quantified = self._quantified(min_times=n, max_times=None)
+        return quantified._with_last(loop_gap=gap)
 
-    def one_or_more(self) -> Pattern:
-        """One or more events."""
-        return self.times_or_more(1)
+    def one_or_more(self, gap: timedelta | None = None) -> Pattern:
+        """One or more events; ``gap`` as in :meth:`times_or_more` (Flink's
+        ``oneOrMore(windowTime)``)."""
+        return self.times_or_more(1, gap)
 
     def optional(self) -> Pattern:
         """The current stage may match no event at all (an optional first stage lets the next
@@ -256,12 +283,28 @@ class Pattern:
         ``condition``: the loop neither takes nor skips it, and the next stage may take it, as
         Flink's ``until``."""
         self._check_condition("until", condition)
+        self._check_looping("until()")
+        return self._with_last(until=condition)
+
+    def until_aggregate(
+        self, agg: str, field: str | None, stage: str, op: str, value: float
+    ) -> Pattern:
+        """Ends a loop at the first event for which ``agg`` (count, sum, min, max or avg) of
+        the numeric ``field`` over the events ``stage`` (this loop or an earlier stage) has
+        taken so far compares (``op``) with ``value``: Flink's iterative ``until``, e.g. stop
+        once the loop's prices sum to 6: ``.until_aggregate("sum", "price", "items", "==", 6)``.
+        The event under test does not count (the condition decides whether it is taken). With
+        :meth:`until`, or several of these, the event must meet all of them."""
+        cond = self._aggregate("until_aggregate", agg, field, stage, op, value)
+        self._check_looping("until_aggregate()")
+        return self._with_last(until_aggregates=(*self._last.until_aggregates, cond))
+
+    def _check_looping(self, method: str) -> None:
         if self._last.negation or self._last.max_times is not None:
             raise PatternError(
-                f"until() needs a looping stage (one_or_more or times_or_more); "
+                f"{method} needs a looping stage (one_or_more or times_or_more); "
                 f"{self._last.name!r} is not"
             )
-        return self._with_last(until=condition)
 
     def consecutive(self) -> Pattern:
         """A looping stage's events must follow each other directly (strict inside the loop)."""
@@ -343,6 +386,13 @@ class Pattern:
                 raise PatternError(
                     f"stage {stage.name!r} has no condition; add .where(...) (F.lit(True) "
                     "accepts every event)"
+                )
+        for stage in self.stages:
+            if stage.loop_gap is not None and stage.loop_gap > self.window:
+                raise PatternError(
+                    f"stage {stage.name!r}: the gap of its loop ({stage.loop_gap}) is longer "
+                    f"than the pattern's within ({self.window}), so it can never apply; use a "
+                    "shorter gap or a longer within"
                 )
         for before, stage in zip(self.stages, self.stages[1:], strict=False):
             if stage.negation and before.optional:

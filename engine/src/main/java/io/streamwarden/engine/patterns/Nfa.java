@@ -5,8 +5,10 @@ import io.streamwarden.engine.patterns.PatternPlan.FieldCondition;
 import io.streamwarden.engine.patterns.PatternPlan.Kind;
 import io.streamwarden.engine.patterns.PatternPlan.Stage;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The per-key pattern rules, free of Spark so that a test harness can drive them.
@@ -99,7 +101,7 @@ public final class Nfa {
   private void expire(KeyState s, long nowMs, List<Found> out) {
     List<Partial> kept = null; // these three are made at the first expired partial: most
     LinkedHashSet<Partial> completed = null; // calls (one per consumed event) expire none
-    LinkedHashSet<Partial> timedOut = null;
+    LinkedHashMap<Partial, Long> timedOut = null; // content -> the deadline that passed
     for (int i = 0; i < s.partials.size(); i++) {
       Partial p = s.partials.get(i);
       if (nowMs < plan.deadlineOf(p)) {
@@ -111,21 +113,24 @@ public final class Nfa {
       if (kept == null) {
         kept = new ArrayList<>(s.partials.subList(0, i));
         completed = new LinkedHashSet<>();
-        timedOut = new LinkedHashSet<>();
+        timedOut = new LinkedHashMap<>();
       }
       if (plan.endsWithNotFollowedBy() && canEndHere(p)) {
         completed.add(p.content()); // nothing forbidden arrived within the window: a match
       } else if (plan.emitTimeouts && !wasMatch(p)) { // a match was reported already
-        timedOut.add(p.content());
+        timedOut.merge(p.content(), plan.deadlineOf(p), Math::min);
       }
     }
     if (kept == null) {
       return;
     }
     s.partials = kept;
-    timedOut.removeAll(completed);
-    for (Partial p : timedOut) {
-      out.add(Found.timeout(p, plan.deadlineOf(p)));
+    timedOut.keySet().removeAll(completed);
+    for (Partial p : kept) { // a loop's window can end one position of events another holds
+      timedOut.remove(p.content());
+    }
+    for (Map.Entry<Partial, Long> t : timedOut.entrySet()) {
+      out.add(Found.timeout(t.getKey(), t.getValue()));
     }
     skip.emit(new ArrayList<>(completed), s, out); // also releases matches held for these
   }
@@ -203,7 +208,7 @@ public final class Nfa {
       return;
     }
     boolean condition = takes(st, p, e);
-    boolean until = st.untilBit != 0 && e.meets(st.untilBit);
+    boolean until = untilMet(st, p, e);
     boolean meets = condition && !until; // the until event is never taken by the loop
     if (meets) {
       afterTake(p.take(e, i, c + 1), b);
@@ -367,6 +372,21 @@ public final class Nfa {
       default:
         return true;
     }
+  }
+
+  /** Does {@code e} meet the loop's until condition: its Spark-evaluated bit (if any) and its
+   * aggregates over the events taken so far, without {@code e} (Flink's until sees the partial
+   * match before the event, whose taking it decides)? False when the stage has no until. */
+  private static boolean untilMet(Stage st, Partial p, PEvent e) {
+    if (!st.hasUntil() || st.untilBit != 0 && !e.meets(st.untilBit)) {
+      return false;
+    }
+    for (PatternPlan.AggregateCondition ac : st.untilAggregates) {
+      if (!Aggregates.holds(ac, p, false, e)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The stage's condition: its Spark-evaluated bit and its comparisons with earlier events. */

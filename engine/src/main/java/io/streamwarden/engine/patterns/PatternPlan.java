@@ -84,11 +84,21 @@ public final class PatternPlan implements Serializable {
     /** The bit of the stage's {@code until} condition (Flink's until(): an event meeting it
      * ends the loop and is not taken by it); 0 for none. */
     public final long untilBit;
+    /** Aggregates over the events taken so far (the event under test does not count) that
+     * the until event must also meet, ANDed with {@code untilBit} when that is set; an until
+     * made of these alone is Flink's iterative until condition, e.g. the loop's sum reaching a
+     * bound. Empty for none. */
+    public final List<AggregateCondition> untilAggregates;
+    /** Flink's {@code timesOrMore(n, windowTime)}: how long a partial match may wait at this
+     * loop for its first event or its events up to the minimum, after its last event; 0 for
+     * no such window ({@link PatternPlan#loopGapOf}). */
+    public final long loopGapMs;
     public final List<FieldCondition> fieldConditions;
     public final List<AggregateCondition> aggregateConditions;
 
     Stage(String name, Kind kind, Contiguity contiguity, Contiguity inner, int min, int max,
         boolean greedy, boolean optional, int bitIndex, int untilBitIndex,
+        List<AggregateCondition> untilAggregates, long loopGapMs,
         List<FieldCondition> fieldConditions, List<AggregateCondition> aggregateConditions) {
       this.name = name;
       this.kind = kind;
@@ -100,12 +110,19 @@ public final class PatternPlan implements Serializable {
       this.optional = optional;
       this.bit = 1L << bitIndex;
       this.untilBit = untilBitIndex < 0 ? 0 : 1L << untilBitIndex;
+      this.untilAggregates = untilAggregates;
+      this.loopGapMs = loopGapMs;
       this.fieldConditions = fieldConditions;
       this.aggregateConditions = aggregateConditions;
     }
 
     public boolean negation() {
       return kind != Kind.NORMAL;
+    }
+
+    /** Has the stage an until condition (a Spark-evaluated bit, aggregates, or both)? */
+    public boolean hasUntil() {
+      return untilBit != 0 || !untilAggregates.isEmpty();
     }
 
     /** May the partial move on to the next stage after this stage took {@code count}? */
@@ -158,10 +175,45 @@ public final class PatternPlan implements Serializable {
   }
 
   /** When partial match {@code p} expires: its first event + within, or sooner, its last
-   * event + the gap allowed between consecutive events. */
+   * event + the gap allowed between consecutive events, or + the window of the loop it waits
+   * at ({@link #loopGapOf}). */
   public long deadlineOf(Partial p) {
     long deadline = p.startMs() + withinMs;
-    return withinGapMs > 0 ? Math.min(deadline, p.last().tsMs + withinGapMs) : deadline;
+    if (withinGapMs > 0) {
+      deadline = Math.min(deadline, p.last().tsMs + withinGapMs);
+    }
+    long loopGap = loopGapOf(p);
+    return loopGap > 0 ? Math.min(deadline, p.last().tsMs + loopGap) : deadline;
+  }
+
+  /**
+   * The window of the loop partial {@code p} waits at (Flink's {@code timesOrMore(n,
+   * windowTime)}), 0 for none. As Flink's {@code NFACompiler} assigns it, it bounds the wait
+   * for the loop's first event and for its events up to the minimum; not the wait after the
+   * minimum (the looping state), nor after the partial ignored an event at an optional loop
+   * before its first event (the optional stage's ignore state). A partial whose stage has taken
+   * all it can waits at the next stage's first event.
+   */
+  public long loopGapOf(Partial p) {
+    if (p.stage < 0) { // events only, no position (a match's or timeout's content)
+      return 0;
+    }
+    int i = p.stage;
+    int count = p.count;
+    boolean committed = p.committed;
+    if (!stages.get(i).canTakeMore(count)) {
+      if (i + 1 >= stages.size()) {
+        return 0;
+      }
+      i++;
+      count = 0;
+      committed = false;
+    }
+    Stage st = stages.get(i);
+    if (st.loopGapMs == 0 || count == 0 && committed) {
+      return 0;
+    }
+    return count < st.min ? st.loopGapMs : 0;
   }
 
   public int size() {
@@ -183,18 +235,16 @@ public final class PatternPlan implements Serializable {
           conditions.add(new FieldCondition(c.get("field").asInt(), c.get("op").asText(),
               c.get("ref_stage").asInt(), c.path("numeric").asBoolean(false)));
         }
-        List<AggregateCondition> aggregates = new ArrayList<>();
-        for (JsonNode c : s.path("aggregate_conditions")) {
-          aggregates.add(new AggregateCondition(c.get("agg").asText(), c.path("field").asInt(-1),
-              c.get("ref_stage").asInt(), c.get("op").asText(), c.get("value").asDouble()));
-        }
+        List<AggregateCondition> aggregates = aggregates(s.path("aggregate_conditions"));
+        List<AggregateCondition> untilAggregates =
+            aggregates(s.path("until_aggregate_conditions"));
         stages.add(new Stage(s.get("name").asText(),
             Kind.valueOf(s.get("kind").asText().toUpperCase()),
             Contiguity.valueOf(s.get("contiguity").asText().toUpperCase()),
             Contiguity.valueOf(s.get("inner").asText().toUpperCase()),
             s.get("min").asInt(), s.get("max").asInt(), s.path("greedy").asBoolean(false),
             s.path("optional").asBoolean(false), index++, s.path("until_bit").asInt(-1),
-            conditions, aggregates));
+            untilAggregates, s.path("loop_gap_ms").asLong(0), conditions, aggregates));
       }
       List<String> fields = new ArrayList<>();
       for (JsonNode f : root.path("fields")) {
@@ -213,6 +263,15 @@ public final class PatternPlan implements Serializable {
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("bad pattern plan: " + e.getMessage(), e);
     }
+  }
+
+  private static List<AggregateCondition> aggregates(JsonNode array) {
+    List<AggregateCondition> aggregates = new ArrayList<>();
+    for (JsonNode c : array) {
+      aggregates.add(new AggregateCondition(c.get("agg").asText(), c.path("field").asInt(-1),
+          c.get("ref_stage").asInt(), c.get("op").asText(), c.get("value").asDouble()));
+    }
+    return aggregates;
   }
 
   /** The options have their defaults in Python (one place); a plan always carries them. */

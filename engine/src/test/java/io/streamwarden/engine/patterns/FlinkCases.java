@@ -94,14 +94,11 @@ final class FlinkCases {
   static List<String> outputsAt(PatternBuilder pattern, long[] times, String... events) {
     PatternPlan plan = pattern.plan();
     KeyDriver key = new KeyDriver(plan);
-    List<PEvent> input = new ArrayList<>();
     long last = 0;
-    for (int i = 0; i < events.length; i++) {
-      PEvent e = pattern.event(events[i], times[i]); // the mask its conditions give
-      input.add(new PEvent(e.tsMs, e.mask, new String[] {events[i], events[i].split(":")[2]}));
-      last = Math.max(last, times[i]);
+    for (long t : times) {
+      last = Math.max(last, t);
     }
-    List<String> out = new ArrayList<>(key.batch(-1, input));
+    List<String> out = new ArrayList<>(key.batch(-1, input(pattern, times, events)));
     out.addAll(key.watermark(last + plan.withinMs + 1));
     return out;
   }
@@ -110,9 +107,23 @@ final class FlinkCases {
    * watermark at the last event, so no window has closed). */
   static boolean noPartialsLeft(PatternBuilder pattern, String... events) {
     KeyDriver key = new KeyDriver(pattern.plan());
-    List<PEvent> input = new ArrayList<>(pattern.stream(events));
-    key.batch(events.length * 1000L, input);
+    long[] times = new long[events.length];
+    for (int i = 0; i < events.length; i++) {
+      times[i] = (i + 1) * 1000L;
+    }
+    key.batch(events.length * 1000L, input(pattern, times, events));
     return key.state.partials.isEmpty();
+  }
+
+  /** The events with the masks their conditions give, carrying their name and {@link
+   * #PRICE}. */
+  private static List<PEvent> input(PatternBuilder pattern, long[] times, String... events) {
+    List<PEvent> input = new ArrayList<>();
+    for (int i = 0; i < events.length; i++) {
+      PEvent e = pattern.event(events[i], times[i]); // the mask its conditions give
+      input.add(new PEvent(e.tsMs, e.mask, new String[] {events[i], events[i].split(":")[2]}));
+    }
+    return input;
   }
 
   /** Asserts the multiset of matches, as Flink's {@code comparePatterns}. */

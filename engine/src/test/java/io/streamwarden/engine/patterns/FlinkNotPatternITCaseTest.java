@@ -14,9 +14,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Flink CEP's {@code NotPatternITCase} (flink-libraries/flink-cep/src/test/java/org/apache/
- * flink/cep/nfa/NotPatternITCase.java): its patterns, events and expected matches. Not ported:
- * {@code testNotFollowByBeforeTimesWithin} ({@code times(0, 2)}: a stage with a minimum of
- * zero).
+ * flink/cep/nfa/NotPatternITCase.java): its patterns, events and expected matches, all
+ * twenty-nine cases.
  *
  * <p>Ported from apache/flink at commit 1a0227f8.
  */
@@ -268,6 +267,18 @@ class FlinkNotPatternITCaseTest {
         .withinConsecutive(3);
     assertMatches(matchesAt(p, new long[] {1, 2, 4, 5, 10, 11, 13}, a1, b1, a2, c, b2, a3, b3),
         match(a2));
+  }
+
+  @Test
+  void testNotFollowByBeforeTimesWithin() {
+    String a1 = ev("a1", "a", 1.0), b1 = ev("b1", "b", 2.0), a2 = ev("a2", "a", 3.0);
+    String c1 = ev("c1", "c", 4.0), c2 = ev("c2", "c", 5.0), a3 = ev("a3", "a", 7.0);
+    String c3 = ev("c3", "c", 8.0), c4 = ev("c4", "c", 8.0);
+    PatternBuilder p = begin("a", name("a")).notFollowedBy("b", name("b"))
+        .followedBy("c", name("c")).times(0, 2).within(3);
+    assertMatches(
+        matchesAt(p, new long[] {1, 2, 10, 11, 12, 20, 21, 24}, a1, b1, a2, c1, c2, a3, c3, c4),
+        match(a1), match(a2), match(a2, c1), match(a2, c1, c2), match(a3), match(a3, c3));
   }
 
   @Test

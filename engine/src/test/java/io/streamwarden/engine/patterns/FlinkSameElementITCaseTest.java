@@ -19,8 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Flink CEP's {@code SameElementITCase}: events equal to each other (Flink compares events by
- * value, so equal events carry the same label here). Not ported: {@code
- * testClearingBufferWithUntilAtTheEnd} (an until condition counting the loop's events).
+ * value, so equal events carry the same label here), all eight cases.
  *
  * <p>Ported from apache/flink at commit 171709aa.
  */
@@ -122,5 +121,15 @@ class FlinkSameElementITCaseTest {
     // middleEvent1a and middleEvent1b equal middleEvent1
     assertMatches(matches(p, START, m1, m1, m1, end), match(START, m1, m1, end),
         match(START, m1, m1, m1), match(START, m1, m1, end));
+  }
+
+  @Test
+  void testClearingBufferWithUntilAtTheEnd() {
+    String a1 = ev("a1", "a", 1.0), d = ev("d1", "d", 2.0); // d1 to d4 are equal
+    PatternBuilder p = begin("a", name("a")).followedBy("d", name("d")).oneOrMore()
+        .untilAggregate("count", -1, "d", "==", 3);
+    String[] events = {a1, d, d, d, d};
+    assertMatches(matches(p, events), match(a1, d, d, d), match(a1, d, d), match(a1, d));
+    assertTrue(FlinkCases.noPartialsLeft(p, events));
   }
 }

@@ -16,9 +16,8 @@ import io.streamwarden.engine.patterns.NfaTestUtilities.PatternBuilder;
 import org.junit.jupiter.api.Test;
 
 /**
- * Flink CEP's {@code TimesRangeITCase} (Flink's {@code ConsecutiveData} events). Not ported:
- * {@code testTimesRangeFromZero} and {@code testTimesRangeStrict} ({@code times(0, m)}: a
- * stage with a minimum of zero).
+ * Flink CEP's {@code TimesRangeITCase} (Flink's {@code ConsecutiveData} events), all twelve
+ * cases; {@code times(0, m)} is {@code times(1, m).optional()}, as Flink compiles it.
  *
  * <p>Ported from apache/flink at commit 08c3b6c4.
  */
@@ -29,6 +28,22 @@ class FlinkTimesRangeITCaseTest {
         .followedBy("end1", name("b"));
     assertMatches(matches(p, START, M1, M2, M3, END), match(START, M1, M2, M3, END),
         match(START, M1, M2, END), match(START, M1, M3, END), match(START, M1, END));
+  }
+
+  @Test
+  void testTimesRangeFromZero() {
+    PatternBuilder p = start().next("middle", name("a")).times(0, 2).allowCombinations()
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, M1, M2, M3, END), match(START, M1, M2, END),
+        match(START, M1, M3, END), match(START, M1, END), match(START, END));
+  }
+
+  @Test
+  void testTimesRangeStrict() {
+    PatternBuilder p = start().followedByAny("middle", name("a")).times(0, 3).consecutive()
+        .followedBy("end1", name("b"));
+    assertMatches(matches(p, START, F, M1, F, M2, M3, END), match(START, M2, M3, END),
+        match(START, M1, END), match(START, M2, END), match(START, M3, END), match(START, END));
   }
 
   @Test

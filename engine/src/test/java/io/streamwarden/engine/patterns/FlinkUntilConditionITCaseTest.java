@@ -16,9 +16,8 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
 /**
- * Flink CEP's {@code UntilConditionITCase}: {@code until()} on a loop. Not ported: {@code
- * testIterativeUntilConditionOneOrMore} and {@code testIterativeUntilConditionZeroOrMore} (an
- * until condition over the sum of the loop's prices).
+ * Flink CEP's {@code UntilConditionITCase}: {@code until()} on a loop, all eleven cases; the
+ * iterative until conditions (the sum of the loop's prices) are {@code until_aggregate}s.
  *
  * <p>Ported from apache/flink at commit 0f3b63a7.
  */
@@ -133,6 +132,35 @@ class FlinkUntilConditionITCaseTest {
     String[] events = {START, M1, M2, d, BREAKING, IGNORED};
     assertMatches(matches(p, events), match(START, M1, M2, d), match(START, M1, M2),
         match(START, M1));
+    assertTrue(noPartialsLeft(p, events));
+  }
+
+  /** Flink's iterative until: the prices the loop {@code middle} took so far sum to 6. */
+  private static PatternBuilder untilSumIsSix(boolean optional) {
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", any()).oneOrMore();
+    if (optional) {
+      p.optional();
+    }
+    return p.untilAggregate("sum", FlinkCases.PRICE, "middle", "==", 6.0);
+  }
+
+  private static final String D = ev("middleEvent3", "d", 1.0);
+
+  @Test
+  void testIterativeUntilConditionOneOrMore() {
+    PatternBuilder p = untilSumIsSix(false);
+    String[] events = {START, M1, M2, D, BREAKING, IGNORED};
+    assertMatches(matches(p, events), match(START, M1, M2, D), match(START, M1, M2),
+        match(START, M1));
+    assertTrue(noPartialsLeft(p, events));
+  }
+
+  @Test
+  void testIterativeUntilConditionZeroOrMore() {
+    PatternBuilder p = untilSumIsSix(true);
+    String[] events = {START, M1, M2, D, BREAKING, IGNORED};
+    assertMatches(matches(p, events), match(START, M1, M2, D), match(START, M1, M2),
+        match(START, M1), match(START));
     assertTrue(noPartialsLeft(p, events));
   }
 }

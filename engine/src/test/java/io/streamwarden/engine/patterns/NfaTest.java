@@ -423,4 +423,19 @@ class NfaTest {
     assertEquals(List.of("match a b1 b2 c", "match a b1 c"),
         sorted(only("match", run(q, "a", "x", "b1", "x", "b2", "x", "c"))));
   }
+
+  @Test
+  void aLoopGapEndsTheWaitForTheLoopsFirstEventsButNotTheWaitAfterItsMinimum() {
+    PatternBuilder p = begin("a", named("a")).followedBy("b", named("b")).timesOrMore(2, 5_000)
+        .followedBy("c", named("c")).within(100_000).emitTimeouts();
+    KeyDriver key = new KeyDriver(p.plan());
+    List<String> out = new ArrayList<>(key.batch(-1, List.of(p.event("a1", 1_000),
+        p.event("a2", 10_000), p.event("b1", 12_000), p.event("b2", 14_000),
+        p.event("b3", 40_000))));
+    out.addAll(key.watermark(200_000));
+    // a1 waited more than 5 s for its first b; a2's loop has its two b by 14 s, after which
+    // the wait (26 s for b3, then for c, with or without b3) is bounded by within alone
+    assertEquals(List.of("timeout a1 @6000", "timeout a2 b1 b2 @110000",
+        "timeout a2 b1 b2 b3 @110000"), sorted(out));
+  }
 }

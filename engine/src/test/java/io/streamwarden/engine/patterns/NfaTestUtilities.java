@@ -98,9 +98,22 @@ final class NfaTestUtilities {
       return times(n, n);
     }
 
-    /** {@code n} to {@code m} events; {@code m} of -1 for no upper bound. */
+    /** {@code n} to {@code m} events; {@code m} of -1 for no upper bound. {@code times(0, m)}
+     * is {@code times(1, m).optional()}, as Python's {@code Pattern.times} (and Flink) make
+     * it. */
     PatternBuilder times(int n, int m) {
+      if (n == 0) {
+        last().put("min", 1).put("max", m).put("optional", true);
+        return this;
+      }
       last().put("min", n).put("max", m);
+      return this;
+    }
+
+    /** Flink's {@code timesOrMore(n, windowTime)}: at least {@code n} events, with a window
+     * of {@code gapMs} between the loop's events up to the minimum. */
+    PatternBuilder timesOrMore(int n, long gapMs) {
+      last().put("min", n).put("max", -1).put("loop_gap_ms", gapMs);
       return this;
     }
 
@@ -160,6 +173,25 @@ final class NfaTestUtilities {
         }
       }
       ((ArrayNode) last().get("aggregate_conditions")).addObject().put("agg", agg)
+          .put("field", field).put("ref_stage", ref).put("op", op).put("value", value);
+      return this;
+    }
+
+    /** Flink's {@code until} with an iterative condition on the last (looping) stage: {@code
+     * agg(field of stage's events taken so far) op value}; field -1 for count. */
+    PatternBuilder untilAggregate(String agg, int field, String stage, String op,
+        double value) {
+      int ref = -1;
+      for (int i = 0; i < stages.size(); i++) {
+        if (stages.get(i).get("name").asText().equals(stage)) {
+          ref = i;
+        }
+      }
+      ObjectNode s = last();
+      if (!s.has("until_aggregate_conditions")) {
+        s.putArray("until_aggregate_conditions");
+      }
+      ((ArrayNode) s.get("until_aggregate_conditions")).addObject().put("agg", agg)
           .put("field", field).put("ref_stage", ref).put("op", op).put("value", value);
       return this;
     }
