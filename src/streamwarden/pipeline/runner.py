@@ -366,6 +366,7 @@ class Pipeline:
 
     def _run(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
         result = RunResult()
+        source_of(self.config.source).before_start(self.config)
         self._sweep(result)
         query = self.start(once=attempt.once)
         try:
@@ -439,6 +440,7 @@ class Pipeline:
                 result.batches.append(stats)
             if attempt.on_progress is not None:
                 attempt.on_progress(progress, stats)
+            source_of(self.config.source).after_batch(self.config)
             if ticker is not None:
                 ticker.observe(
                     attempt.now_ms(),

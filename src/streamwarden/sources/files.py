@@ -20,6 +20,7 @@ from streamwarden.sources.file_log import (
     latest_compact,
     prune_file_log,
 )
+from streamwarden.sources.landing_gate import LandingGate
 from streamwarden.sources.landing_guard import LandingGuard, expand_pattern, parquet_schema_of
 from streamwarden.spark.jvm import java_message
 
@@ -74,26 +75,10 @@ class FilesSource:
     def check(self, config: PipelineConfig) -> None:
         _check_folder(_landing(config.source))
 
-    def sweep(self, config: PipelineConfig) -> list[str]:
-        source = config.source
-        key = (str(_landing(source)), landing_pattern(source))
-        guard = self._guards.get(key)
-        if guard is None:
-            schema = None
-            if source.format == "parquet":
-                schema = parquet_schema_of(_landing(source), landing_pattern(source))
-            guard = self._guards[key] = LandingGuard(_landing(source), key[1], schema)
-        self._refuse_gone_files(config)
-        self._prune_log(config.checkpoint.path)
-        return [
-            f"landing file {bad.name!r} moved to {bad.moved_to!r}: {bad.detail} "
-            f"({bad.records if bad.records is not None else 'unknown'} records, bad_file)"
-            for bad in guard.sweep()
-        ]
-
-    def _refuse_gone_files(self, config: PipelineConfig) -> None:
-        """Stops the run, naming the file, when a batch to replay lists a landing file that is
-        gone: Spark would replay the batch without its records and only log a warning."""
+    def before_start(self, config: PipelineConfig) -> None:
+        """Refuses a replay that would miss a deleted landing file (only a starting query
+        replays a planned batch, so this is not done on every poll), and prunes Spark's log of
+        the files read (:mod:`~streamwarden.sources.file_log`)."""
         gone = gone_planned_files(config.checkpoint.path)
         if gone:
             batch, path = gone[0]
@@ -101,20 +86,49 @@ class FilesSource:
                 f"landing file {path!r} is gone: batch {batch} is planned with it; "
                 f"{_GONE_ADVICE}"
             )
+        self._prune_log(config.checkpoint.path, force=True)
 
-    def _prune_log(self, checkpoint: Path) -> None:
-        """Keeps Spark's log of the files read bounded (:mod:`~streamwarden.sources.file_log`),
-        once per new compact file: before the query starts, and on the polls of a run."""
+    def after_batch(self, config: PipelineConfig) -> None:
+        self._prune_log(config.checkpoint.path)
+
+    def _prune_log(self, checkpoint: Path, *, force: bool = False) -> None:
+        """Prunes Spark's log of the files read, once per compact file Spark writes (it adds
+        entries only in new files), or at once with ``force``."""
         log = checkpoint / "sources" / "0"
         compact = latest_compact(log)
-        if compact is not None and self._pruned.get(checkpoint) != compact:
+        if compact is not None and (force or self._pruned.get(checkpoint) != compact):
             prune_file_log(log, last_committed(checkpoint))
             self._pruned[checkpoint] = compact
+
+    def sweep(self, config: PipelineConfig) -> list[str]:
+        return [
+            f"landing file {bad.name!r} moved to {bad.moved_to!r}: {bad.detail} "
+            f"({bad.records if bad.records is not None else 'unknown'} records, bad_file)"
+            for bad in self._guard(config.source).sweep()
+        ]
+
+    def _guard(self, source: SourceConfig) -> LandingGuard:
+        """The landing guard of ``source``'s folder and file pattern, made on first use."""
+        key = (str(_landing(source)), landing_pattern(source))
+        guard = self._guards.get(key)
+        if guard is None:
+            schema = None
+            if source.format == "parquet":
+                schema = parquet_schema_of(_landing(source), landing_pattern(source))
+            guard = self._guards[key] = LandingGuard(_landing(source), key[1], schema)
+        return guard
 
     def jars(self, config: PipelineConfig) -> tuple[str, ...]:
         return ()
 
     def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
+        """The landing stream, behind the landing guard's gate: Spark lists only the files the
+        guard has passed (:class:`~streamwarden.sources.landing_gate.LandingGate`), so a bad
+        file that lands between two polls is moved aside before Spark can read it."""
+        guard = self._guard(config.source)
+        if not guard.swept:  # a query built without the runner's sweep: its files would wait
+            guard.sweep()  # (what it moves aside is listed in the quarantine all the same)
+        LandingGate(spark).attach(guard)
         return read_landing(spark, config.source)
 
     def batch_input(self, spark: SparkSession, config: PipelineConfig, batch: int) -> DataFrame:
