@@ -25,12 +25,18 @@ from streamwarden.sources.landing_guard import LandingGuard, expand_pattern, par
 from streamwarden.spark.jvm import java_message
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
     from streamwarden.config.model import PipelineConfig, SourceConfig
 
-__all__ = ["DEFAULT_PATTERNS", "FilesSource", "landing_pattern", "read_landing"]
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "FilesSource",
+    "landing_pattern",
+    "parquet_row_raw",
+    "read_landing",
+]
 
 #: What to do about a landing file deleted after a batch was planned with it.
 _GONE_ADVICE = (
@@ -83,8 +89,7 @@ class FilesSource:
         if gone:
             batch, path = gone[0]
             raise SourceRecordsLostError(
-                f"landing file {path!r} is gone: batch {batch} is planned with it; "
-                f"{_GONE_ADVICE}"
+                f"landing file {path!r} is gone: batch {batch} is planned with it; {_GONE_ADVICE}"
             )
         self._prune_log(config.checkpoint.path, force=True)
 
@@ -197,7 +202,45 @@ def _raw_of(reader: Any, source: SourceConfig, paths: str | list[str]) -> DataFr
     if source.format == "jsonl":
         return reader.text(paths).select(F.col("value").alias("raw"))  # type: ignore[no-any-return]
     frame: DataFrame = reader.parquet(paths) if isinstance(paths, str) else reader.parquet(*paths)
-    return frame.select(F.to_json(F.struct(*[F.col(c) for c in frame.columns])).alias("raw"))
+    return frame.select(parquet_row_raw(frame).alias("raw"))
+
+
+#: What an invalid-UTF-8 string column is rendered as by ``to_json`` before its bytes go back in.
+_BYTES_MARK = "@streamwarden:bytes:{}@"
+
+
+def parquet_row_raw(frame: DataFrame) -> Column:
+    r"""A Parquet row as one JSON object (``raw``). Spark's ``to_json`` replaces the bytes of a
+    string that is not valid UTF-8 by U+FFFD, so two user ids that differ only there would
+    become one key; such a value keeps its exact bytes in ``raw`` instead (only ``"`` and ``\``
+    escaped), which makes ``raw`` not UTF-8: validation then dead-letters the row as
+    ``invalid_utf8`` with its bytes in base64, as it does a JSON line with such bytes. Binary
+    columns are base64 in ``to_json``, their bytes kept. Top-level string columns only: a string
+    inside a struct, array or map goes through ``to_json`` as it is."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    strings = [f.name for f in frame.schema.fields if isinstance(f.dataType, StringType)]
+    valid = {c: F.is_valid_utf8(F.col(c)) | F.col(c).isNull() for c in strings}
+    shown = [
+        F.when(valid[c], F.col(c)).otherwise(F.lit(_BYTES_MARK.format(i))).alias(c)
+        if c in valid
+        else F.col(c)
+        for i, c in enumerate(frame.columns)
+    ]
+    raw = F.to_json(F.struct(*shown))
+    for i, c in enumerate(frame.columns):
+        if c not in valid:
+            continue
+        # replace works on bytes: the value's bytes go back in as they are
+        escaped = F.replace(
+            F.replace(F.col(c), F.lit("\\"), F.lit("\\\\")), F.lit('"'), F.lit('\\"')
+        )
+        exact = F.replace(
+            raw, F.lit(f'"{_BYTES_MARK.format(i)}"'), F.concat(F.lit('"'), escaped, F.lit('"'))
+        )
+        raw = F.when(valid[c], raw).otherwise(exact)
+    return raw
 
 
 def _parquet_schema(spark: SparkSession, path: Path, pattern: str) -> StructType:
