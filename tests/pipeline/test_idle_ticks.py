@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import itertools
 from datetime import timedelta
+from typing import Any
 
+import pytest
+
+from streamwarden.config.model import PipelineConfig
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.idle import IdleTicker, write_tick
+from streamwarden.pipeline.idle import IdleTicker, ticks_log, write_tick
+from streamwarden.pipeline.interrupt import StopRequest
 from streamwarden.pipeline.outputs import account, read_output
 from streamwarden.pipeline.runner import ticks_dir
+from streamwarden.sources.file_log import latest_compact
 from tests.support import minutes, pageview, pipeline_config, write_batches
 
 TIMEOUT = timedelta(minutes=5)
 NOW = 1_000_000_000
+COMPACT = "spark.sql.streaming.fileSource.log.compactInterval"
 
 
 def test_no_tick_while_input_keeps_arriving():
@@ -92,3 +99,49 @@ def test_ticks_resume_when_input_brings_state_again():
     assert ticker.due_tick(NOW + 600_000) is None
     ticker.observe(NOW + 700_000, input_rows=1, max_event_ms=minutes(30), state_rows=1)
     assert ticker.due_tick(NOW + 700_000 + 300_000) == minutes(30) + 300_000
+
+
+@pytest.mark.soak  # 13 batches and a restart, ~2.5 minutes: `make soak`
+def test_the_tick_streams_own_log_stays_bounded_over_many_ticks(spark, workdir):
+    """Spark's log of the tick files read (``sources/1``) would list every tick ever read;
+    the runner drops the entries of spent ticks whenever Spark compacts it, so after 12 ticks
+    in one continuous run its compact file lists at most two, and a restart reads no tick
+    again."""
+    write_batches(workdir / "landing", [[pageview("a", 0)]])
+    config = pipeline_config(
+        workdir, spark={"trigger_interval": "500ms"}, monitoring={"prometheus_port": "off"}
+    )
+    stop = StopRequest()
+    ticks: list[int] = []
+    read: list[int] = []
+
+    def tick_after_each_batch(progress: dict[str, Any], _: object) -> None:
+        read.append(_tick_rows(progress, config))
+        if sum(read) == 12:  # every tick written was read
+            stop.set()
+        elif len(ticks) < 12:
+            ticks.append(minutes(1 + len(ticks)))
+            write_tick(ticks_dir(config), ticks[-1])
+
+    spark.conf.set(COMPACT, "2")  # a compact file every 2 batches instead of 10
+    try:
+        Pipeline(config, spark).run(
+            once=False, poll_seconds=0.2, on_progress=tick_after_each_batch, stop=stop
+        )
+        log = ticks_log(config.checkpoint.path)
+        compact = latest_compact(log)
+        assert compact is not None
+        listed = compact.read_text().splitlines()[1:]
+        assert all(str(ticks_dir(config)) in line for line in listed)  # the ticks' log
+        assert len(ticks) == 12 and int(compact.name.split(".")[0]) >= 9
+        assert 1 <= len(listed) <= 2  # unpruned it would list every tick read up to it
+        again = Pipeline(config, spark).run(once=True)
+    finally:
+        spark.conf.unset(COMPACT)
+    assert sum(_tick_rows(p, config) for p in again.progress) == 0  # no spent tick read again
+
+
+def _tick_rows(progress: dict[str, Any], config: PipelineConfig) -> int:
+    """The rows a batch read from the tick stream."""
+    tick_dir = str(ticks_dir(config))
+    return sum(int(s["numInputRows"]) for s in progress["sources"] if tick_dir in s["description"])

@@ -58,6 +58,15 @@ def test_the_record_the_condition_fails_on_is_poison_naming_the_stage(run):
     assert dead.detail.startswith("the condition of stage 'scan' raised an error on this record")
 
 
+def test_the_poison_detail_names_the_exception_class_and_its_message(run):
+    [dead] = run["dead"]
+    assert (
+        "raised an error on this record: org.apache.spark.SparkArithmeticException: "
+        "[DIVIDE_BY_ZERO] Division by zero." in dead.detail
+    ), dead.detail
+    assert "\n" not in dead.detail  # one line
+
+
 def test_the_batch_completes_and_the_other_records_still_match(run):
     [match] = run["matches"]
     assert match.key == "a"

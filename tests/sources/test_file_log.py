@@ -12,6 +12,7 @@ from streamwarden.sources.file_log import (
     gone_planned_files,
     last_committed,
     prune_file_log,
+    prune_spent_entries,
 )
 
 DAY_MS = 86_400_000
@@ -90,3 +91,25 @@ def test_a_gone_file_of_a_batch_not_yet_committed_is_found_and_only_that(tmp_pat
         for b in batches:
             (tmp_path / folder / str(b)).write_text("v1")
     assert gone_planned_files(tmp_path) == [(2, str(landing / "gone.jsonl"))]
+
+
+def test_spent_entries_of_files_that_are_gone_leave_the_log_but_the_newest_stays(tmp_path):
+    """The idle ticks' log: each tick file is deleted once read; its entry is dead weight."""
+    ticks = tmp_path / "ticks"
+    ticks.mkdir()
+    log = tmp_path / "sources" / "1"
+    log.mkdir(parents=True)
+    live = ticks / "tick-8.jsonl"  # read in batch 8 and not deleted yet
+    live.write_text("{}\n")
+    entries = [(f"file://{ticks}/tick-{b}.jsonl", 1000 + b, b) for b in range(10)]
+    _write(log, "9.compact", entries)
+    assert prune_spent_entries(log, committed=8) == 8
+    # tick 8's file is still there; tick 9 is the newest and of a batch not yet committed
+    assert _paths(log / "9.compact") == [
+        f"file://{ticks}/tick-8.jsonl",
+        f"file://{ticks}/tick-9.jsonl",
+    ]
+    live.unlink()
+    assert prune_spent_entries(log, committed=9) == 1
+    assert _paths(log / "9.compact") == [f"file://{ticks}/tick-9.jsonl"]  # the newest is kept
+    assert prune_spent_entries(log, committed=9) == 0

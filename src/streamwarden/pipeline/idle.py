@@ -13,8 +13,10 @@ Ticks must not grow anything in a pipeline left idle for weeks: the ticker write
 tick per ``min_interval`` (the trigger interval: a faster tick would only queue up), none once
 a batch after the input went quiet reports no state left (nothing is open, so nothing needs
 event time to move), and Spark deletes each tick file once the batch that read it is
-committed (``cleanSource = delete``). The ticks' entries in the tick stream's own log
-(``sources/1``) are then bounded by one idle period's ticks, not by the idle time.
+committed (``cleanSource = delete``). The tick stream's own log (``sources/1``, Spark's list of
+the files it read) would still keep one entry per tick ever read: :func:`prune_ticks_log` drops
+the entries of spent ticks when a query starts and whenever Spark has compacted that log, so
+it holds a few entries however many ticks the pipeline has written.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.sources.base import source_of
+from streamwarden.sources.file_log import last_committed, latest_compact, prune_spent_entries
 from streamwarden.validation import TICK_FIELD, TICK_SOURCE
 
 if TYPE_CHECKING:
@@ -34,7 +37,14 @@ if TYPE_CHECKING:
 
     from streamwarden.config.model import PipelineConfig
 
-__all__ = ["IdleTicker", "read_records", "read_ticks", "write_tick"]
+__all__ = [
+    "IdleTicker",
+    "prune_ticks_log",
+    "read_records",
+    "read_ticks",
+    "ticks_log",
+    "write_tick",
+]
 
 
 @dataclass
@@ -118,3 +128,21 @@ def read_records(spark: SparkSession, config: PipelineConfig, ticks_dir: Path) -
 
     records = source_of(config.source).read(spark, config).withColumn(TICK_SOURCE, F.lit(False))
     return records.unionByName(read_ticks(spark, ticks_dir), allowMissingColumns=True)
+
+
+def ticks_log(checkpoint: Path) -> Path:
+    """The tick stream's file log in ``checkpoint``: its second source, as :func:`read_records`
+    puts the ticks after the source's records."""
+    return checkpoint / "sources" / "1"
+
+
+def prune_ticks_log(checkpoint: Path, *, unless_pruned: Path | None = None) -> Path | None:
+    """Drops the entries of spent ticks (read, committed, deleted) from the tick stream's log
+    (:func:`~streamwarden.sources.file_log.prune_spent_entries`); returns the compact file it
+    looked at, to pass as ``unless_pruned`` next time: a compact file already pruned is left
+    alone (Spark adds entries only in new files)."""
+    log = ticks_log(checkpoint)
+    compact = latest_compact(log)
+    if compact is not None and compact != unless_pruned:
+        prune_spent_entries(log, last_committed(checkpoint))
+    return compact

@@ -32,7 +32,7 @@ from streamwarden.monitoring.failures import (
 )
 from streamwarden.operators import operator_of
 from streamwarden.operators.base import BatchStats, OperatorStep
-from streamwarden.pipeline.idle import IdleTicker, read_records, write_tick
+from streamwarden.pipeline.idle import IdleTicker, prune_ticks_log, read_records, write_tick
 from streamwarden.pipeline.interrupt import StopRequest, stop_requested_on_signals
 from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.quarantine import PoisonList, QuarantinedRecord, mark_quarantined
@@ -106,6 +106,8 @@ class Pipeline:
         self.on_warning: Callable[[str], None] | None = None
         #: Batches bisected in this run (each once).
         self._bisected: set[int] = set()
+        #: The tick stream log's compact file last pruned.
+        self._ticks_compact: Path | None = None
 
     @property
     def spark(self) -> SparkSession:
@@ -125,6 +127,13 @@ class Pipeline:
         for line in source_of(self.config.source).sweep(self.config):
             result.set_aside.append(line)
             self._warn(line)
+
+    def _prune_ticks_log(self) -> None:
+        """Keeps the tick stream's log bounded (:func:`.idle.prune_ticks_log`): before the
+        query starts and after a batch, once per compact file Spark writes."""
+        self._ticks_compact = prune_ticks_log(
+            self.config.checkpoint.path, unless_pruned=self._ticks_compact
+        )
 
     def _step(self) -> OperatorStep:
         return self.build_step()
@@ -366,6 +375,8 @@ class Pipeline:
 
     def _run(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
         result = RunResult()
+        source_of(self.config.source).before_start(self.config)
+        self._prune_ticks_log()
         self._sweep(result)
         query = self.start(once=attempt.once)
         try:
@@ -439,6 +450,8 @@ class Pipeline:
                 result.batches.append(stats)
             if attempt.on_progress is not None:
                 attempt.on_progress(progress, stats)
+            source_of(self.config.source).after_batch(self.config)
+            self._prune_ticks_log()
             if ticker is not None:
                 ticker.observe(
                     attempt.now_ms(),

@@ -68,9 +68,21 @@ class Source(Protocol):
         and the source's own log, which say exactly what the batch holds)."""
         ...
 
+    def before_start(self, config: PipelineConfig) -> None:
+        """Checks and upkeep of the source's part of the checkpoint that matter only when a
+        query starts (each attempt of a run, before Spark replays a planned batch); raises a
+        :class:`~streamwarden.errors.StreamwardenError` if the query must not start."""
+        ...
+
+    def after_batch(self, config: PipelineConfig) -> None:
+        """Upkeep of the source's part of the checkpoint after each batch of a run (e.g.
+        pruning a log Spark has just compacted); it must cost little when there is none."""
+        ...
+
     def sweep(self, config: PipelineConfig) -> list[str]:
         """Moves aside input that Spark cannot read exactly once (before the query starts and
-        on every poll of a continuous run); returns one warning line per thing moved."""
+        on every poll of a continuous run); returns one warning line per thing moved. Called
+        often: it must cost little when nothing new arrived."""
         ...
 
     def where(self, config: SourceConfig) -> str:

@@ -1,4 +1,4 @@
-"""Spark's file source log (``<checkpoint>/sources/0``), read and kept bounded.
+"""Spark's file source logs (``<checkpoint>/sources/N``), read and kept bounded.
 
 Spark's file stream source writes one file per batch listing the files it read (a ``v1`` line,
 then one JSON line per file: ``path``, ``timestamp`` = the file's modification time in epoch
@@ -19,6 +19,10 @@ entry of a batch not yet committed (a replay reads its batch's entries), and the
 The rewrite is crash-safe and safe beside a running query: the checksum ``.N.compact.crc`` is
 deleted first (Hadoop reads a file without one), then the pruned file is renamed into place, so
 a reader sees the old file or the new one, never a checksum of the other.
+
+The idle ticks' file source (``sources/1``) deletes each tick file once read (``cleanSource``):
+:func:`prune_spent_entries` drops the entries of its files that are gone, so its log holds a
+few entries however many ticks a run has written.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ __all__ = [
     "last_committed",
     "latest_compact",
     "prune_file_log",
+    "prune_spent_entries",
 ]
 
 #: The files source's ``maxFileAge`` (Spark's default, set explicitly so that pruning uses it).
@@ -86,7 +91,37 @@ def prune_file_log(log: Path, committed: int | None, max_age: timedelta = MAX_FI
     def needed(e: dict[str, object]) -> bool:
         return int(str(e["timestamp"])) >= bound or int(str(e["batchId"])) > committed
 
-    kept = [e for e in entries if needed(e)]
+    return _rewrite(compact, entries, [e for e in entries if needed(e)])
+
+
+def prune_spent_entries(log: Path, committed: int | None) -> int:
+    """Drops from the latest compact file of ``log`` the entries of files that are gone, of
+    batches up to ``committed``, keeping the newest entry: for a source whose files are
+    deleted once read (the idle ticks, ``cleanSource = delete``), whose log would otherwise
+    keep one entry per file ever read. A gone file cannot be read again, listed or not; the
+    newest entry keeps the bound Spark computes on restart. Returns the number dropped."""
+    from urllib.parse import unquote, urlparse
+
+    compact = latest_compact(log)
+    if compact is None or committed is None:
+        return 0
+    entries = _entries(compact)
+    if not entries:
+        return 0
+    newest = max(entries, key=lambda e: int(str(e["timestamp"])))
+
+    def needed(e: dict[str, object]) -> bool:
+        uri = urlparse(str(e["path"]))
+        if e is newest or int(str(e["batchId"])) > committed or uri.scheme not in ("", "file"):
+            return True
+        return Path(unquote(uri.path)).exists()
+
+    return _rewrite(compact, entries, [e for e in entries if needed(e)])
+
+
+def _rewrite(compact: Path, entries: list[dict[str, object]], kept: list[dict[str, object]]) -> int:
+    """Replaces ``compact``'s entries by ``kept`` (crash-safe, see the module's docstring);
+    returns how many were dropped."""
     if len(kept) == len(entries):
         return 0
     header = compact.read_text(encoding="utf-8").split("\n", 1)[0]

@@ -20,16 +20,23 @@ from streamwarden.sources.file_log import (
     latest_compact,
     prune_file_log,
 )
+from streamwarden.sources.landing_gate import LandingGate
 from streamwarden.sources.landing_guard import LandingGuard, expand_pattern, parquet_schema_of
 from streamwarden.spark.jvm import java_message
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
     from streamwarden.config.model import PipelineConfig, SourceConfig
 
-__all__ = ["DEFAULT_PATTERNS", "FilesSource", "landing_pattern", "read_landing"]
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "FilesSource",
+    "landing_pattern",
+    "parquet_row_raw",
+    "read_landing",
+]
 
 #: What to do about a landing file deleted after a batch was planned with it.
 _GONE_ADVICE = (
@@ -74,8 +81,39 @@ class FilesSource:
     def check(self, config: PipelineConfig) -> None:
         _check_folder(_landing(config.source))
 
+    def before_start(self, config: PipelineConfig) -> None:
+        """Refuses a replay that would miss a deleted landing file (only a starting query
+        replays a planned batch, so this is not done on every poll), and prunes Spark's log of
+        the files read (:mod:`~streamwarden.sources.file_log`)."""
+        gone = gone_planned_files(config.checkpoint.path)
+        if gone:
+            batch, path = gone[0]
+            raise SourceRecordsLostError(
+                f"landing file {path!r} is gone: batch {batch} is planned with it; {_GONE_ADVICE}"
+            )
+        self._prune_log(config.checkpoint.path, force=True)
+
+    def after_batch(self, config: PipelineConfig) -> None:
+        self._prune_log(config.checkpoint.path)
+
+    def _prune_log(self, checkpoint: Path, *, force: bool = False) -> None:
+        """Prunes Spark's log of the files read, once per compact file Spark writes (it adds
+        entries only in new files), or at once with ``force``."""
+        log = checkpoint / "sources" / "0"
+        compact = latest_compact(log)
+        if compact is not None and (force or self._pruned.get(checkpoint) != compact):
+            prune_file_log(log, last_committed(checkpoint))
+            self._pruned[checkpoint] = compact
+
     def sweep(self, config: PipelineConfig) -> list[str]:
-        source = config.source
+        return [
+            f"landing file {bad.name!r} moved to {bad.moved_to!r}: {bad.detail} "
+            f"({bad.records if bad.records is not None else 'unknown'} records, bad_file)"
+            for bad in self._guard(config.source).sweep()
+        ]
+
+    def _guard(self, source: SourceConfig) -> LandingGuard:
+        """The landing guard of ``source``'s folder and file pattern, made on first use."""
         key = (str(_landing(source)), landing_pattern(source))
         guard = self._guards.get(key)
         if guard is None:
@@ -83,38 +121,19 @@ class FilesSource:
             if source.format == "parquet":
                 schema = parquet_schema_of(_landing(source), landing_pattern(source))
             guard = self._guards[key] = LandingGuard(_landing(source), key[1], schema)
-        self._refuse_gone_files(config)
-        self._prune_log(config.checkpoint.path)
-        return [
-            f"landing file {bad.name!r} moved to {bad.moved_to!r}: {bad.detail} "
-            f"({bad.records if bad.records is not None else 'unknown'} records, bad_file)"
-            for bad in guard.sweep()
-        ]
-
-    def _refuse_gone_files(self, config: PipelineConfig) -> None:
-        """Stops the run, naming the file, when a batch to replay lists a landing file that is
-        gone: Spark would replay the batch without its records and only log a warning."""
-        gone = gone_planned_files(config.checkpoint.path)
-        if gone:
-            batch, path = gone[0]
-            raise SourceRecordsLostError(
-                f"landing file {path!r} is gone: batch {batch} is planned with it; "
-                f"{_GONE_ADVICE}"
-            )
-
-    def _prune_log(self, checkpoint: Path) -> None:
-        """Keeps Spark's log of the files read bounded (:mod:`~streamwarden.sources.file_log`),
-        once per new compact file: before the query starts, and on the polls of a run."""
-        log = checkpoint / "sources" / "0"
-        compact = latest_compact(log)
-        if compact is not None and self._pruned.get(checkpoint) != compact:
-            prune_file_log(log, last_committed(checkpoint))
-            self._pruned[checkpoint] = compact
+        return guard
 
     def jars(self, config: PipelineConfig) -> tuple[str, ...]:
         return ()
 
     def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
+        """The landing stream, behind the landing guard's gate: Spark lists only the files the
+        guard has passed (:class:`~streamwarden.sources.landing_gate.LandingGate`), so a bad
+        file that lands between two polls is moved aside before Spark can read it."""
+        guard = self._guard(config.source)
+        if not guard.swept:  # a query built without the runner's sweep: its files would wait
+            guard.sweep()  # (what it moves aside is listed in the quarantine all the same)
+        LandingGate(spark).attach(guard)
         return read_landing(spark, config.source)
 
     def batch_input(self, spark: SparkSession, config: PipelineConfig, batch: int) -> DataFrame:
@@ -183,7 +202,45 @@ def _raw_of(reader: Any, source: SourceConfig, paths: str | list[str]) -> DataFr
     if source.format == "jsonl":
         return reader.text(paths).select(F.col("value").alias("raw"))  # type: ignore[no-any-return]
     frame: DataFrame = reader.parquet(paths) if isinstance(paths, str) else reader.parquet(*paths)
-    return frame.select(F.to_json(F.struct(*[F.col(c) for c in frame.columns])).alias("raw"))
+    return frame.select(parquet_row_raw(frame).alias("raw"))
+
+
+#: What an invalid-UTF-8 string column is rendered as by ``to_json`` before its bytes go back in.
+_BYTES_MARK = "@streamwarden:bytes:{}@"
+
+
+def parquet_row_raw(frame: DataFrame) -> Column:
+    r"""A Parquet row as one JSON object (``raw``). Spark's ``to_json`` replaces the bytes of a
+    string that is not valid UTF-8 by U+FFFD, so two user ids that differ only there would
+    become one key; such a value keeps its exact bytes in ``raw`` instead (only ``"`` and ``\``
+    escaped), which makes ``raw`` not UTF-8: validation then dead-letters the row as
+    ``invalid_utf8`` with its bytes in base64, as it does a JSON line with such bytes. Binary
+    columns are base64 in ``to_json``, their bytes kept. Top-level string columns only: a string
+    inside a struct, array or map goes through ``to_json`` as it is."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    strings = [f.name for f in frame.schema.fields if isinstance(f.dataType, StringType)]
+    valid = {c: F.is_valid_utf8(F.col(c)) | F.col(c).isNull() for c in strings}
+    shown = [
+        F.when(valid[c], F.col(c)).otherwise(F.lit(_BYTES_MARK.format(i))).alias(c)
+        if c in valid
+        else F.col(c)
+        for i, c in enumerate(frame.columns)
+    ]
+    raw = F.to_json(F.struct(*shown))
+    for i, c in enumerate(frame.columns):
+        if c not in valid:
+            continue
+        # replace works on bytes: the value's bytes go back in as they are
+        escaped = F.replace(
+            F.replace(F.col(c), F.lit("\\"), F.lit("\\\\")), F.lit('"'), F.lit('\\"')
+        )
+        exact = F.replace(
+            raw, F.lit(f'"{_BYTES_MARK.format(i)}"'), F.concat(F.lit('"'), escaped, F.lit('"'))
+        )
+        raw = F.when(valid[c], raw).otherwise(exact)
+    return raw
 
 
 def _parquet_schema(spark: SparkSession, path: Path, pattern: str) -> StructType:

@@ -128,6 +128,12 @@ class KafkaSource:
             reader = reader.option(name, value)
         return kafka_records(reader.load(), config.source.event_time == "kafka_timestamp")
 
+    def before_start(self, config: PipelineConfig) -> None:
+        return None
+
+    def after_batch(self, config: PipelineConfig) -> None:
+        return None
+
     def sweep(self, config: PipelineConfig) -> list[str]:
         return []
 

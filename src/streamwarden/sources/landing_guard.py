@@ -23,8 +23,10 @@ from __future__ import annotations
 import fnmatch
 import gzip
 import json
+import os
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -91,27 +93,45 @@ class LandingGuard:
         self.patterns = expand_pattern(pattern)
         self.schema = schema
         self._checked: set[str] = set()
+        self._on_passed: Callable[[list[str]], None] | None = None
+        #: Whether :meth:`sweep` ran at least once.
+        self.swept = False
+
+    def on_passed(self, callback: Callable[[list[str]], None]) -> None:
+        """Tells ``callback`` the names of the files passed so far, then those each sweep
+        passes (the landing gate, :mod:`~streamwarden.sources.landing_gate`). One callback: a
+        later one replaces it."""
+        self._on_passed = callback
+        if self._checked:
+            callback(sorted(self._checked))
 
     def sweep(self) -> list[BadFile]:
-        """Checks the files not checked yet; returns those moved aside this time."""
-        moved = []
+        """Checks the files not checked yet; returns those moved aside this time. Costs one
+        listing of the folder when nothing new landed."""
+        moved: list[BadFile] = []
+        passed: list[str] = []
+        self.swept = True
         try:
-            entries = list(self.landing.iterdir())
+            with os.scandir(self.landing) as listing:
+                new = sorted(e.name for e in listing if e.name not in self._checked)
         except FileNotFoundError:
             return []
-        for path in sorted(entries):
-            name = path.name
-            if name in self._checked or name.startswith((".", "_")) or not path.is_file():
+        for name in new:
+            path = self.landing / name
+            if name.startswith((".", "_")) or not path.is_file():
                 continue
             if not any(fnmatch.fnmatchcase(name, p) for p in self.patterns):
                 continue
             problem = self._problem(path)
             if problem is None:
                 self._checked.add(name)
+                passed.append(name)
                 continue
             bad = self._quarantine(path, *problem)
             if bad is not None:
                 moved.append(bad)
+        if passed and self._on_passed is not None:
+            self._on_passed(passed)
         return moved
 
     def _problem(self, path: Path) -> tuple[str, str, int | None] | None:

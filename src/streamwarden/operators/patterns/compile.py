@@ -48,6 +48,8 @@ class CompiledPattern:
     #: The name of the first stage whose condition raised an error on the event (null if none):
     #: such an event is a ``poison`` dead letter instead of a failed batch.
     failed_stage: Column | None = None
+    #: What that stage's condition threw (the exception's class and message), null if none.
+    failure: Column | None = None
 
     @property
     def plan_json(self) -> str:
@@ -126,10 +128,15 @@ def compile_pattern(
     met = [_try_eval(F.coalesce(c, F.lit(False))) for _, c in conditions]
     bits = [F.when(m, F.lit(1 << i)).otherwise(F.lit(0)) for i, m in enumerate(met)]
     mask = reduce(lambda a, b: a.bitwiseOR(b), bits).cast("long")
+    threw = [m.isNull() for m in met]
     failed = F.coalesce(
-        *[F.when(m.isNull(), F.lit(name)) for m, (name, _) in zip(met, conditions, strict=True)]
+        *[F.when(t, F.lit(name)) for t, (name, _) in zip(threw, conditions, strict=True)]
     )
-    return CompiledPattern(pattern, mask, tuple(carried), plan, failed)
+    # evaluated again, uncaught, only where it threw: to say what it threw
+    failure = F.coalesce(
+        *[F.when(t, _error_of(c)) for t, (_, c) in zip(threw, conditions, strict=True)]
+    )
+    return CompiledPattern(pattern, mask, tuple(carried), plan, failed, failure)
 
 
 def until_bits(pattern: Pattern) -> dict[int, int]:
@@ -141,16 +148,30 @@ def until_bits(pattern: Pattern) -> dict[int, int]:
 
 def _try_eval(condition: Column) -> Column:
     """``condition`` under Spark's ``TryEval`` (``ConditionGuard.java``): null where it threw."""
+    return _guarded("tryEval", condition, condition)
+
+
+def _error_of(condition: Column) -> Column:
+    """What ``condition`` threw on the record, as ``class: message`` (``ConditionError.java``),
+    null where it did not throw."""
+    return _guarded("errorOf", condition, F.lit(None).cast("string"))
+
+
+def _guarded(method: str, condition: Column, without_jvm: Column) -> Column:
+    """``ConditionGuard.<method>(condition)``; ``without_jvm`` when no Spark session is active
+    (the caller only inspects the plan)."""
     from pyspark.sql import SparkSession
     from pyspark.sql.classic.column import Column as ClassicColumn
 
     spark = SparkSession.getActiveSession()
-    if spark is None:  # no JVM to build it in: the caller only inspects the plan
-        return condition
+    if spark is None:
+        return without_jvm
     jcol = call_engine(
         spark,
         "stage condition",
-        lambda jvm: jvm.io.streamwarden.engine.patterns.ConditionGuard.tryEval(condition._jc),
+        lambda jvm: getattr(jvm.io.streamwarden.engine.patterns.ConditionGuard, method)(
+            condition._jc
+        ),
     )
     return ClassicColumn(jcol)
 

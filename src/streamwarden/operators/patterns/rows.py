@@ -74,13 +74,15 @@ def _poison_on_condition_error(
     if compiled.failed_stage is None:
         return records
     failed = (records.kind == KIND_EVENT) & compiled.failed_stage.isNotNull()
+    threw = F.lit("an error") if compiled.failure is None else compiled.failure
     detail = F.concat(
         F.lit("the condition of stage '"),
         compiled.failed_stage,
+        F.lit("' raised an error on this record: "),
+        F.coalesce(threw, F.lit("an error that did not recur when evaluated again")),
         F.lit(
-            "' raised an error on this record (Spark's, e.g. a failed CAST or a division by "
-            "zero under ANSI mode); the record was set aside here and the pipeline went on. "
-            "Write conditions that cannot fail, with try_cast and the try_* functions"
+            "; the record was set aside here and the pipeline went on. Write conditions that "
+            "cannot fail, with try_cast and the try_* functions"
         ),
     )
     return replace(

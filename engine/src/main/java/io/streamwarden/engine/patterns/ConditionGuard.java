@@ -8,7 +8,8 @@ import org.apache.spark.sql.classic.ExpressionUtils;
  * Stage conditions that cannot fail a batch: Spark's {@link TryEval} around a condition turns
  * an error it raises on one record (an ANSI error such as a failed {@code CAST} or a division
  * by zero, {@code raise_error}) into null, and Python makes that record a {@code poison} dead
- * letter naming the stage, instead of a batch that fails again on every restart.
+ * letter naming the stage and what it threw ({@link #errorOf}), instead of a batch that fails
+ * again on every restart.
  */
 public final class ConditionGuard {
   private ConditionGuard() {}
@@ -16,5 +17,13 @@ public final class ConditionGuard {
   /** {@code condition} evaluated under {@link TryEval}: null where it threw. */
   public static Column tryEval(Column condition) {
     return ExpressionUtils.column(new TryEval(ExpressionUtils.expression(condition)));
+  }
+
+  /**
+   * What {@code condition} threw on a record (the exception's class and message, on one line),
+   * null where it did not throw ({@link ConditionError}).
+   */
+  public static Column errorOf(Column condition) {
+    return ExpressionUtils.column(new ConditionError(ExpressionUtils.expression(condition)));
   }
 }
