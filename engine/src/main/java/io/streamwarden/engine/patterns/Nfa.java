@@ -217,7 +217,7 @@ public final class Nfa {
     boolean ignores = ignores(contiguity, condition) && !(until && c > 0); // nor skipped in it
     if (canProceed(st, c, committed)
         && (!st.greedy || !meets && (!ignores || followingTakes(i, p, e)))) {
-      proceed(p, i + 1, c == 0 ? guard : -1, st.greedy, e, b);
+      proceed(p, c == 0 ? st.skipTo : i + 1, c == 0 ? guard : -1, st.greedy, e, b);
     }
     if (ignores) {
       boolean commits = committed || c >= st.min || c == 0 && st.optional;
@@ -280,9 +280,11 @@ public final class Nfa {
    * True when no stage follows: then nothing constrains the greedy stage's end. */
   private boolean followingTakes(int i, Partial p, PEvent e) {
     boolean any = false;
-    for (int j = i + 1; j < stages.size(); j++) {
+    int j = i + 1;
+    while (j < stages.size()) {
       Stage st = stages.get(j);
       if (st.negation()) {
+        j++;
         continue;
       }
       any = true;
@@ -292,6 +294,7 @@ public final class Nfa {
       if (!st.optional) {
         return false;
       }
+      j = st.skipTo; // past an optional group, its first stage's next is after the group
     }
     return !any;
   }
@@ -335,13 +338,15 @@ public final class Nfa {
       }
       from = p.stage + 1;
     }
-    for (int j = from; j < stages.size(); j++) {
+    int j = from;
+    while (j < stages.size()) {
       Stage later = stages.get(j);
       boolean passable = later.kind == Kind.NOT_FOLLOWED_BY ? j < stages.size() - 1
           : later.kind == Kind.NORMAL && later.optional && !later.greedy;
       if (!passable) {
         return false;
       }
+      j = later.kind == Kind.NORMAL ? later.skipTo : j + 1; // an optional group as a whole
     }
     return true;
   }
@@ -354,11 +359,13 @@ public final class Nfa {
     if (!stages.get(p.stage).satisfied(p.count)) {
       return false;
     }
-    for (int j = p.stage + 1; j < stages.size() - 1; j++) {
+    int j = p.stage + 1;
+    while (j < stages.size() - 1) {
       Stage st = stages.get(j);
       if (st.kind != Kind.NOT_FOLLOWED_BY && (st.negation() || !st.satisfied(0))) {
         return false;
       }
+      j = st.negation() ? j + 1 : st.skipTo;
     }
     return true;
   }

@@ -95,11 +95,21 @@ public final class PatternPlan implements Serializable {
     public final long loopGapMs;
     public final List<FieldCondition> fieldConditions;
     public final List<AggregateCondition> aggregateConditions;
+    /**
+     * Where a partial goes when it passes this stage without an event (the stage is optional
+     * and took none): the next stage, or, for the first stage of an optional group (a
+     * sub-pattern such as {@code (a b)?}, or a round of {@code (a b){1,3}} beyond the
+     * minimum), the stage after the whole group, as Flink's compiler gives the group's first
+     * state a proceed edge past the group. A group with a quantifier is compiled into copies
+     * of its stages, one per round, so the rounds need no counter.
+     */
+    public final int skipTo;
 
     Stage(String name, Kind kind, Contiguity contiguity, Contiguity inner, int min, int max,
         boolean greedy, boolean optional, int bitIndex, int untilBitIndex,
         List<AggregateCondition> untilAggregates, long loopGapMs,
-        List<FieldCondition> fieldConditions, List<AggregateCondition> aggregateConditions) {
+        List<FieldCondition> fieldConditions, List<AggregateCondition> aggregateConditions,
+        int skipTo) {
       this.name = name;
       this.kind = kind;
       this.contiguity = contiguity;
@@ -114,6 +124,7 @@ public final class PatternPlan implements Serializable {
       this.loopGapMs = loopGapMs;
       this.fieldConditions = fieldConditions;
       this.aggregateConditions = aggregateConditions;
+      this.skipTo = skipTo;
     }
 
     public boolean negation() {
@@ -243,8 +254,18 @@ public final class PatternPlan implements Serializable {
             Contiguity.valueOf(s.get("contiguity").asText().toUpperCase()),
             Contiguity.valueOf(s.get("inner").asText().toUpperCase()),
             s.get("min").asInt(), s.get("max").asInt(), s.path("greedy").asBoolean(false),
-            s.path("optional").asBoolean(false), index++, s.path("until_bit").asInt(-1),
-            untilAggregates, s.path("loop_gap_ms").asLong(0), conditions, aggregates));
+            s.path("optional").asBoolean(false), s.path("bit").asInt(index),
+            s.path("until_bit").asInt(-1), untilAggregates, s.path("loop_gap_ms").asLong(0),
+            conditions, aggregates, s.path("skip_to").asInt(index + 1)));
+        index++;
+      }
+      for (int i = 0; i < stages.size(); i++) {
+        int to = stages.get(i).skipTo;
+        if (to <= i || to > stages.size() || to != i + 1 && !stages.get(i).optional) {
+          throw new IllegalArgumentException("bad pattern plan: stage " + i + " skips to " + to
+              + "; a skip target must be after it, at most the stage count ("
+              + stages.size() + "), and only an optional stage skips past the next");
+        }
       }
       List<String> fields = new ArrayList<>();
       for (JsonNode f : root.path("fields")) {
