@@ -30,7 +30,13 @@ import java.util.Map;
  * not_followed_by} on any event while the stage before it is inside its events or the stage
  * after it has taken none (as the last stage, until the window closes, which completes the
  * match). Under a skip strategy a completed match waits while a partial match that started
- * earlier is open, as in Flink, so that the strategy prunes in Flink's order.
+ * earlier is open, as in Flink, so that the strategy prunes in Flink's order. A group pattern
+ * (a sub-pattern with a quantifier) arrives as a copy of its stages per round, as Flink's
+ * compiler copies its states; passing the first stage of a round that may be left out without
+ * an event moves past the whole group ({@link PatternPlan.Stage#skipTo}), and a looping
+ * group's last round goes back from its last stage to its first ({@link
+ * PatternPlan.Stage#loopTo}); a group's {@code until} event is neither taken nor skipped by
+ * any of its stages.
  *
  * <p>Identical partial matches reached by different paths are merged, and a match or timeout
  * is reported once for its events whatever NFA positions held them, so none is reported
@@ -205,6 +211,7 @@ public final class Nfa {
     }
     if (!st.canTakeMore(c)) { // the quantifier is full: the partial is at the next stage
       proceed(p, i + 1, -1, false, e, b);
+      loopBack(p, st, e, b);
       return;
     }
     boolean condition = takes(st, p, e);
@@ -214,10 +221,15 @@ public final class Nfa {
       afterTake(p.take(e, i, c + 1), b);
     }
     Contiguity contiguity = c == 0 ? st.contiguity : st.inner;
-    boolean ignores = ignores(contiguity, condition) && !(until && c > 0); // nor skipped in it
+    // nor skipped inside a loop; a single stage has an until only as part of a group with
+    // until, whose every stage its event ends (Flink extends their ignore conditions with it)
+    boolean ignores = ignores(contiguity, condition) && !(until && (c > 0 || st.max == 1));
     if (canProceed(st, c, committed)
         && (!st.greedy || !meets && (!ignores || followingTakes(i, p, e)))) {
       proceed(p, c == 0 ? st.skipTo : i + 1, c == 0 ? guard : -1, st.greedy, e, b);
+      if (c > 0) {
+        loopBack(p, st, e, b);
+      }
     }
     if (ignores) {
       boolean commits = committed || c >= st.min || c == 0 && st.optional;
@@ -254,6 +266,13 @@ public final class Nfa {
       return;
     }
     evaluate(p, j, 0, guard, false, e, b);
+  }
+
+  /** At the end of a group's looping round: the partial may also start another round. */
+  private void loopBack(Partial p, Stage st, PEvent e, Branches b) {
+    if (st.loopTo >= 0) {
+      evaluate(p, st.loopTo, 0, -1, false, e, b);
+    }
   }
 
   /** May a partial move on from stage {@code st} after it took {@code c} events? */
@@ -303,7 +322,8 @@ public final class Nfa {
     if (complete(q)) {
       b.done.add(q);
     }
-    if (stages.get(q.stage).canTakeMore(q.count) || q.stage + 1 < stages.size()) {
+    Stage st = stages.get(q.stage);
+    if (st.canTakeMore(q.count) || q.stage + 1 < stages.size() || st.loopTo >= 0) {
       // a loop at the end may take more, and the optional stages after it may still take
       // events: each a further, longer match (as in Flink, where `a b?` reports a and a b)
       b.next.add(q);

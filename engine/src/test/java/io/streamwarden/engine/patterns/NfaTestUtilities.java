@@ -53,6 +53,7 @@ final class NfaTestUtilities {
     private int max = 1;
     private boolean optional;
     private String inner = "relaxed";
+    private Predicate<String> until;
 
     private Group(PatternBuilder sub) {
       this.sub = sub;
@@ -81,6 +82,19 @@ final class NfaTestUtilities {
 
     Group consecutive() {
       inner = "strict";
+      return this;
+    }
+
+    /** Flink's {@code until(condition)} on a looping group: its event is neither taken nor
+     * skipped by any of the group's stages. */
+    Group until(Predicate<String> condition) {
+      until = condition;
+      return this;
+    }
+
+    /** Flink's {@code oneOrMore()} on a group: after the first round, a looping round. */
+    Group oneOrMore() {
+      max = -1;
       return this;
     }
 
@@ -129,15 +143,25 @@ final class NfaTestUtilities {
       if (!g.sub.untils.isEmpty()) {
         throw new IllegalArgumentException("until inside a group is not supported");
       }
+      int untilBit = -1;
+      if (g.until != null) {
+        untilBit = UNTIL_BITS + untils.size();
+        untils.add(g.until);
+      }
       int base = stages.size();
       int len = g.sub.stages.size();
-      int end = base + g.max * len;
-      for (int r = 0; r < g.max; r++) {
+      boolean looping = g.max < 0;
+      int rounds = looping ? g.min + 1 : g.max; // a loop: the minimum, then a looping round
+      int end = base + rounds * len;
+      for (int r = 0; r < rounds; r++) {
         int offset = base + r * len;
         for (int k = 0; k < len; k++) {
           ObjectNode s = g.sub.stages.get(k).deepCopy();
           if (s.has("skip_to")) {
             s.put("skip_to", s.get("skip_to").asInt() + offset);
+          }
+          if (s.has("loop_to")) {
+            s.put("loop_to", s.get("loop_to").asInt() + offset);
           }
           if (k == 0) {
             s.put("contiguity", r == 0 ? contiguity : g.inner);
@@ -148,6 +172,12 @@ final class NfaTestUtilities {
               }
               s.put("optional", true).put("skip_to", end);
             }
+          }
+          if (untilBit >= 0) {
+            s.put("until_bit", untilBit);
+          }
+          if (looping && r == rounds - 1 && k == len - 1) {
+            s.put("loop_to", offset);
           }
           stages.add(s);
           conditions.add(g.sub.conditions.get(k));
