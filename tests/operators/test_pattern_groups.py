@@ -75,6 +75,24 @@ def test_looping_group_goes_back_to_its_first_stage(spark: Any) -> None:
     assert got == [["c", "a1", "b1", "a2", "b2", "d"], ["c", "a1", "b1", "d"], ["c", "d"]]
 
 
+def test_until_on_a_looping_group_ends_it_in_every_stage(spark: Any) -> None:
+    """GroupITCase.testGroupFollowedByOneOrMoreWithUntilCondition: ``c (a b)+ until d, d``;
+    the until bit comes after the stages' bits and is on every copy of the group's stages."""
+    group = Pattern.begin("start").where(named("c")).followed_by(ab()).one_or_more()
+    pattern = c_group_d(group.until(named("d")))
+    stages = compile_pattern(pattern).plan["stages"]
+    assert [s.get("until_bit") for s in stages] == [None, 4, 4, 4, 4, None]
+    got = matches(spark, pattern, "c", "a1", "b1", "a2", "b2", "d")
+    assert got == [["c", "a1", "b1", "a2", "b2", "d"], ["c", "a1", "b1", "d"]]
+    with pytest.raises(PatternError, match=r"until\(\) needs a looping group"):
+        Pattern.begin("s").where(named("s")).followed_by(ab()).times(2).until(named("d"))
+    looping_inside = Pattern.begin("x").where(named("x")).one_or_more()
+    with pytest.raises(PatternError, match="a loop inside a group with until is not supported"):
+        Pattern.begin("s").where(named("s")).followed_by(looping_inside).one_or_more().until(
+            named("d")
+        )
+
+
 def test_nested_groups_compile_to_a_copy_per_round(spark: Any) -> None:
     """``d (a (b c){2})? e``: the inner group's two rounds, the outer group optional (its first
     stage skips past both rounds); the copies share their stage's condition bit."""
@@ -103,7 +121,7 @@ def test_nested_groups_compile_to_a_copy_per_round(spark: Any) -> None:
 
 def test_what_a_group_does_not_take_is_refused(spark: Any) -> None:
     group = Pattern.begin("s").where(named("s")).followed_by(ab())
-    with pytest.raises(PatternError, match=r"greedy\(\) and until\(\) on a group are not"):
+    with pytest.raises(PatternError, match=r"greedy\(\) on a group is not supported yet"):
         group.one_or_more().greedy()
     with pytest.raises(PatternError, match="a looping group must end with a stage"):
         Pattern.begin("s").where(named("s")).followed_by(ab().optional()).one_or_more()

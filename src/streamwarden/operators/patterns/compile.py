@@ -31,6 +31,7 @@ __all__ = [
     "CompiledPattern",
     "compile_pattern",
     "condition_problem",
+    "group_until_bits",
     "stage_condition",
     "until_bits",
 ]
@@ -122,9 +123,13 @@ def compile_pattern(
     }
     # Each condition under Spark's TryEval: null where it raised an error on the event, which
     # then meets no stage and is set aside as poison (rows.py), so it cannot fail the batch.
-    # The until conditions take the bits after the stages', in stage order (until_bits).
+    # The until conditions take the bits after the stages', in stage order (until_bits), then
+    # the groups' (group_until_bits).
     conditions = [(s.name, stage_condition(s)) for s in pattern.stages]
     conditions += [(s.name, s.until) for s in pattern.stages if s.until is not None]
+    conditions += [
+        (pattern.stages[g.start].name, g.until) for g in pattern.groups if g.until is not None
+    ]
     met = [_try_eval(F.coalesce(c, F.lit(False))) for _, c in conditions]
     bits = [F.when(m, F.lit(1 << i)).otherwise(F.lit(0)) for i, m in enumerate(met)]
     mask = reduce(lambda a, b: a.bitwiseOR(b), bits).cast("long")
@@ -207,6 +212,10 @@ def _expand_range(
         number = max(starting, key=lambda n: (pattern.groups[n].end, -n))
         group: Group = pattern.groups[number]
         body = _expand_range(pattern, template, group.start, group.end, expanding | {number})
+        if group.until is not None:  # every stage of the group, in each round
+            bit = group_until_bits(pattern)[number]
+            for stage in body:
+                stage["until_bit"] = bit
         # a loop: its minimum of rounds, then a looping round that may be left out
         rounds = group.min_times + 1 if group.max_times is None else group.max_times
         end = len(out) + rounds * len(body)  # past the group's last round
@@ -228,6 +237,13 @@ def _expand_range(
                 out.append(stage)
         i = group.end
     return out
+
+
+def group_until_bits(pattern: Pattern) -> dict[int, int]:
+    """Group index -> mask bit of its ``until`` condition: after the stages' until bits."""
+    first = len(pattern.stages) + len(until_bits(pattern))
+    with_until = [n for n, g in enumerate(pattern.groups) if g.until is not None]
+    return {n: first + k for k, n in enumerate(with_until)}
 
 
 def until_bits(pattern: Pattern) -> dict[int, int]:

@@ -131,6 +131,9 @@ class Group:
     max_times: int | None = 1
     optional: bool = False
     inner: Contiguity = Contiguity.RELAXED
+    #: Flink's ``until`` on a looping group: an event meeting it is neither taken nor skipped
+    #: by any of the group's stages, which ends the loop (the next stage may take it).
+    until: Column | None = None
 
     @property
     def repeated(self) -> bool:
@@ -349,8 +352,30 @@ class Pattern:
         ``condition``: the loop neither takes nor skips it, and the next stage may take it, as
         Flink's ``until``."""
         self._check_condition("until", condition)
+        group = self._last_group
+        if group is not None:
+            return self._group_until(group, condition)
         self._check_looping("until()")
         return self._with_last(until=condition)
+
+    def _group_until(self, group: Group, condition: Column) -> Pattern:
+        names = self._group_names(group)
+        if group.max_times is not None:
+            raise PatternError(
+                f"until() needs a looping group (one_or_more or times_or_more); the group "
+                f"({names}) is not"
+            )
+        inside = self.stages[group.start : group.end]
+        nested = [g for g in self.groups if g is not group and group.start <= g.start < group.end]
+        if any(s.looping or s.until is not None or s.until_aggregates for s in inside) or any(
+            g.repeated for g in nested
+        ):
+            raise PatternError(
+                f"until() on the group ({names}): its stages must take one event each and have "
+                "no until of their own (a loop inside a group with until is not supported)"
+            )
+        changed = replace(group, until=condition)
+        return replace(self, groups=tuple(changed if g is group else g for g in self.groups))
 
     def until_aggregate(
         self, agg: str, field: str | None, stage: str, op: str, value: float
@@ -448,6 +473,7 @@ class Pattern:
                 "docs/failure-modes.md#state-without-deadline)"
             )
         bits = len(self.stages) + sum(1 for s in self.stages if s.until is not None)
+        bits += sum(1 for g in self.groups if g.until is not None)
         if bits > 62:
             raise PatternError(
                 f"a pattern has at most 62 stages and until() conditions, this one {bits}"
@@ -509,8 +535,8 @@ class Pattern:
             raise PatternError(
                 f"{method} after the group ({self._group_names(group)}): a group takes "
                 "times(n), times(n, m), one_or_more(), times_or_more(n), optional(), "
-                "consecutive() and allow_combinations(); greedy() and until() on a group are "
-                "not supported yet, and conditions belong to the sub-pattern's stages"
+                "consecutive(), allow_combinations() and (on a loop) until(); greedy() on a "
+                "group is not supported yet, and conditions belong to the sub-pattern's stages"
             )
 
     def _append_group(self, method: str, sub: Pattern, contiguity: Contiguity) -> Pattern:
