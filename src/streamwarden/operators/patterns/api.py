@@ -154,6 +154,16 @@ def check_stages(events: DataFrame, pattern: Pattern) -> None:
                     "boolean over those columns, such as F.col('url').startswith('/scan/')"
                 )
 
+    for group in pattern.groups:
+        if group.until is not None:
+            problem = condition_problem(events, group.until)
+            if problem is not None:
+                names = " ".join(s.name for s in pattern.stages[group.start : group.end])
+                raise PatternError(
+                    f"the group ({names}): its until condition {problem} (columns: "
+                    f"{columns}); write a boolean over those columns"
+                )
+
 
 def _check_arguments(
     events: object, pattern: object, key: object, time: object, fields: object, options: object

@@ -17,6 +17,7 @@ from streamwarden.errors import PatternError
 from streamwarden.operators.patterns.pattern import (
     AggregateCondition,
     Contiguity,
+    Group,
     Pattern,
     Stage,
     StageKind,
@@ -30,6 +31,7 @@ __all__ = [
     "CompiledPattern",
     "compile_pattern",
     "condition_problem",
+    "group_until_bits",
     "stage_condition",
     "until_bits",
 ]
@@ -67,7 +69,7 @@ class CompiledPattern:
                 return False
             if stage.looping and stage.inner == Contiguity.STRICT:
                 return False
-        return True
+        return all(g.inner != Contiguity.STRICT for g in self.pattern.groups if g.repeated)
 
 
 def compile_pattern(
@@ -100,9 +102,10 @@ def compile_pattern(
             if field not in carried:
                 carried.append(field)
     names = pattern.stage_names
-    stages = [_stage_plan(s, names, carried, numeric_fields) for s in pattern.stages]
+    template = [_stage_plan(s, names, carried, numeric_fields) for s in pattern.stages]
     for stage_plan, bit in until_bits(pattern).items():
-        stages[stage_plan]["until_bit"] = bit
+        template[stage_plan]["until_bit"] = bit
+    stages, first_copy = _expand(pattern, template)
     skip = pattern.after_match
     plan = {
         "stages": stages,
@@ -111,7 +114,7 @@ def compile_pattern(
         "within_gap_ms": 0 if pattern.gap is None else _ms(pattern.gap),
         "skip": {
             "kind": skip.kind.value,
-            "stage": -1 if skip.stage is None else names.index(skip.stage),
+            "stage": -1 if skip.stage is None else first_copy[names.index(skip.stage)],
             "throw_on_miss": skip.throw_on_miss,
         },
         "max_partials_per_key": max_partials_per_key,
@@ -122,9 +125,13 @@ def compile_pattern(
     }
     # Each condition under Spark's TryEval: null where it raised an error on the event, which
     # then meets no stage and is set aside as poison (rows.py), so it cannot fail the batch.
-    # The until conditions take the bits after the stages', in stage order (until_bits).
+    # The until conditions take the bits after the stages', in stage order (until_bits), then
+    # the groups' (group_until_bits).
     conditions = [(s.name, stage_condition(s)) for s in pattern.stages]
     conditions += [(s.name, s.until) for s in pattern.stages if s.until is not None]
+    conditions += [
+        (pattern.stages[g.start].name, g.until) for g in pattern.groups if g.until is not None
+    ]
     met = [_try_eval(F.coalesce(c, F.lit(False))) for _, c in conditions]
     bits = [F.when(m, F.lit(1 << i)).otherwise(F.lit(0)) for i, m in enumerate(met)]
     mask = reduce(lambda a, b: a.bitwiseOR(b), bits).cast("long")
@@ -137,6 +144,113 @@ def compile_pattern(
         *[F.when(t, _error_of(c)) for t, (_, c) in zip(threw, conditions, strict=True)]
     )
     return CompiledPattern(pattern, mask, tuple(carried), plan, failed, failure)
+
+
+def _expand(
+    pattern: Pattern, template: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[int, int]]:
+    """The plan's stages: each stage of ``pattern`` once, but a group's stages once per round,
+    as Flink's compiler makes a copy of a group's states for each round; and each stage's
+    index to its (first) copy's. Copies share their stage's condition bit (``bit``). The first
+    stage of a round that may be left out (beyond the minimum, or the first of an optional
+    group) is optional and skips (``skip_to``) past the whole group; a looping group's last
+    round goes back (``loop_to``) from its last stage to its first. References to stages
+    (comparisons, aggregates) are renumbered to the copies; a stage repeated by a group cannot
+    be one."""
+    repeated = {i for g in pattern.groups if g.repeated for i in range(g.start, g.end)}
+    bad = sorted(repeated & _referenced(pattern))
+    if bad:
+        raise PatternError(
+            f"stage {pattern.stages[bad[0]].name!r} is inside a repeated group; "
+            "where_previous, where_aggregate, until_aggregate and skip strategies cannot name "
+            "it yet (each round has its own copy); name a stage outside the group"
+        )
+    expanded = _expand_range(pattern, template, 0, len(template), frozenset())
+    first_copy: dict[int, int] = {}
+    for position, stage in enumerate(expanded):
+        first_copy.setdefault(stage["bit"], position)
+    for stage in expanded:
+        conditions = [
+            *stage["field_conditions"],
+            *stage["aggregate_conditions"],
+            *stage["until_aggregate_conditions"],
+        ]
+        for condition in conditions:
+            condition["ref_stage"] = first_copy[condition["ref_stage"]]
+    return expanded, first_copy
+
+
+def _referenced(pattern: Pattern) -> set[int]:
+    """Indexes of the stages that conditions or the skip strategy name."""
+    names = pattern.stage_names
+    used = {names.index(p.stage) for s in pattern.stages for p in s.previous}
+    used |= {
+        names.index(a.stage) for s in pattern.stages for a in (*s.aggregates, *s.until_aggregates)
+    }
+    if pattern.after_match.stage is not None:
+        used.add(names.index(pattern.after_match.stage))
+    return used
+
+
+def _expand_range(
+    pattern: Pattern,
+    template: list[dict[str, Any]],
+    lo: int,
+    hi: int,
+    expanding: frozenset[int],
+) -> list[dict[str, Any]]:
+    """Stages ``lo`` to ``hi`` expanded, with ``skip_to`` relative to the first of them; the
+    groups numbered in ``expanding`` (those being expanded around this range) are left out."""
+    out: list[dict[str, Any]] = []
+    i = lo
+    while i < hi:
+        starting = [
+            n
+            for n, g in enumerate(pattern.groups)
+            if g.start == i and g.end <= hi and n not in expanding
+        ]
+        if not starting:
+            stage = json.loads(json.dumps(template[i]))
+            stage["bit"] = i
+            out.append(stage)
+            i += 1
+            continue
+        # the outermost group starting here (outer groups come first in pattern.groups)
+        number = max(starting, key=lambda n: (pattern.groups[n].end, -n))
+        group: Group = pattern.groups[number]
+        body = _expand_range(pattern, template, group.start, group.end, expanding | {number})
+        if group.until is not None:  # every stage of the group, in each round
+            bit = group_until_bits(pattern)[number]
+            for stage in body:
+                stage["until_bit"] = bit
+        # a loop: its minimum of rounds, then a looping round that may be left out
+        rounds = group.min_times + 1 if group.max_times is None else group.max_times
+        end = len(out) + rounds * len(body)  # past the group's last round
+        for round_ in range(rounds):
+            offset = len(out)
+            for k, original in enumerate(body):
+                stage = json.loads(json.dumps(original))
+                for edge in ("skip_to", "loop_to"):
+                    if edge in stage:
+                        stage[edge] += offset
+                if k == 0:
+                    if round_ > 0:
+                        stage["contiguity"] = group.inner.value
+                    if round_ >= group.min_times or (round_ == 0 and group.optional):
+                        stage["optional"] = True
+                        stage["skip_to"] = end
+                if group.max_times is None and round_ == rounds - 1 and k == len(body) - 1:
+                    stage["loop_to"] = offset  # the looping round's end: back to its start
+                out.append(stage)
+        i = group.end
+    return out
+
+
+def group_until_bits(pattern: Pattern) -> dict[int, int]:
+    """Group index -> mask bit of its ``until`` condition: after the stages' until bits."""
+    first = len(pattern.stages) + len(until_bits(pattern))
+    with_until = [n for n, g in enumerate(pattern.groups) if g.until is not None]
+    return {n: first + k for k, n in enumerate(with_until)}
 
 
 def until_bits(pattern: Pattern) -> dict[int, int]:

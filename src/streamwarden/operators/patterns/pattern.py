@@ -34,6 +34,7 @@ from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
 __all__ = [
     "AggregateCondition",
     "Contiguity",
+    "Group",
     "Pattern",
     "PreviousCondition",
     "Stage",
@@ -117,10 +118,41 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Group:
+    """A sub-pattern used as one element (Flink's group pattern, e.g. ``c (a b){2} d``): the
+    pattern's stages ``start`` to ``end`` (exclusive), repeated ``min_times`` to ``max_times``
+    rounds, the whole optional or not. The first stage's contiguity relates the first round to
+    what came before; ``inner`` relates each later round to the one before it."""
+
+    start: int
+    end: int
+    min_times: int = 1
+    #: None for a loop (``one_or_more``, ``times_or_more``).
+    max_times: int | None = 1
+    optional: bool = False
+    inner: Contiguity = Contiguity.RELAXED
+    #: Flink's ``until`` on a looping group: an event meeting it is neither taken nor skipped
+    #: by any of the group's stages, which ends the loop (the next stage may take it).
+    until: Column | None = None
+
+    @property
+    def repeated(self) -> bool:
+        """More than one round is possible."""
+        return self.max_times is None or self.max_times > 1
+
+    @property
+    def may_be_left_out(self) -> bool:
+        """Some round, or the whole group, may take no event."""
+        return self.optional or self.max_times is None or self.min_times < self.max_times
+
+
+@dataclass(frozen=True)
 class Pattern:
     """A sequence of stages with a deadline (``within``) and an after-match skip strategy."""
 
     stages: tuple[Stage, ...]
+    #: The group patterns over ``stages`` (outer ones before the groups nested in them).
+    groups: tuple[Group, ...] = ()
     window: timedelta | None = None
     #: The longest gap between a match's consecutive events (Flink's ``within`` of type
     #: PREVIOUS_AND_CURRENT); the whole match stays bounded by ``window``.
@@ -129,21 +161,35 @@ class Pattern:
 
     # -- building ---------------------------------------------------------------------------
     @classmethod
-    def begin(cls, name: str) -> Pattern:
-        """Starts a pattern with its first stage."""
+    def begin(cls, name: str | Pattern) -> Pattern:
+        """Starts a pattern with its first stage, or with a group: a sub-pattern (itself
+        built with ``Pattern.begin``) used as one element, which ``times``, ``optional``,
+        ``consecutive`` and ``allow_combinations`` then apply to as a whole (Flink's
+        ``Pattern.begin(Pattern)``)."""
+        if isinstance(name, Pattern):
+            return cls(stages=())._append_group("Pattern.begin", name, Contiguity.STRICT)
         checked = _checked_name(name, (), f"Pattern.begin({name!r})")
         return cls(stages=(Stage(checked, contiguity=Contiguity.STRICT),))
 
-    def next(self, name: str) -> Pattern:
-        """A stage whose event must directly follow the previous stage's (strict)."""
+    def next(self, name: str | Pattern) -> Pattern:
+        """A stage (or a group, see :meth:`begin`) whose event must directly follow the
+        previous stage's (strict)."""
+        if isinstance(name, Pattern):
+            return self._append_group("next", name, Contiguity.STRICT)
         return self._append("next", name, StageKind.NORMAL, Contiguity.STRICT)
 
-    def followed_by(self, name: str) -> Pattern:
-        """A stage whose event may come after non-matching events (relaxed)."""
+    def followed_by(self, name: str | Pattern) -> Pattern:
+        """A stage (or a group, see :meth:`begin`) whose event may come after non-matching
+        events (relaxed), e.g. ``c (a b){2}``: ``.followed_by(Pattern.begin("a").where(..)
+        .followed_by("b").where(..)).times(2)``."""
+        if isinstance(name, Pattern):
+            return self._append_group("followed_by", name, Contiguity.RELAXED)
         return self._append("followed_by", name, StageKind.NORMAL, Contiguity.RELAXED)
 
-    def followed_by_any(self, name: str) -> Pattern:
+    def followed_by_any(self, name: str | Pattern) -> Pattern:
         """Like ``followed_by``, but matching events may be skipped too (every combination)."""
+        if isinstance(name, Pattern):
+            return self._append_group("followed_by_any", name, Contiguity.ANY)
         return self._append("followed_by_any", name, StageKind.NORMAL, Contiguity.ANY)
 
     def not_next(self, name: str) -> Pattern:
@@ -157,17 +203,20 @@ class Pattern:
 
     def where(self, condition: Column) -> Pattern:
         """Adds a condition (a boolean Spark Column) to the current stage; conditions AND."""
+        self._check_stage_last("where()")
         self._check_condition("where", condition)
         return self._with_last(conditions=(*self._last.conditions, condition))
 
     def or_(self, condition: Column) -> Pattern:
         """Lets the current stage accept events meeting ``condition`` instead."""
+        self._check_stage_last("or_()")
         self._check_condition("or_", condition)
         return self._with_last(alternatives=(*self._last.alternatives, condition))
 
     def where_previous(self, field: str, op: str, stage: str) -> Pattern:
         """Requires ``field`` of this event to compare (``op``) with the same field of the last
         event matched by the earlier ``stage``, e.g. ``where_previous("url", "!=", "first")``."""
+        self._check_stage_last("where_previous()")
         call = f"where_previous({field!r}, {op!r}, {stage!r}) on stage {self._last.name!r}"
         if not isinstance(field, str) or not field:
             raise PatternError(
@@ -200,6 +249,7 @@ class Pattern:
     def _aggregate(
         self, method: str, agg: str, field: str | None, stage: str, op: str, value: float
     ) -> AggregateCondition:
+        self._check_stage_last(f"{method}()")
         call = f"{method}({agg!r}, {field!r}, {stage!r}, {op!r}, {value!r})"
         call += f" on stage {self._last.name!r}"
         if agg not in AGGREGATES:
@@ -231,6 +281,10 @@ class Pattern:
         if m is not None:
             check_int(PatternError, f"{call}: m", m, example="3 (or None for exactly n)")
         high = n if m is None else m
+        if self._last_group is not None:
+            if n < 0 or high < max(n, 1):
+                raise PatternError(f"{call}: need 1 <= n <= m, or 0 = n < m")
+            return self._group_quantified(call, max(n, 1), high, optional=n == 0)
         if n == 0 and m is not None and m >= 1:
             return self._quantified(min_times=1, max_times=m)._with_last(optional=True)
         if n < 1 or high < n:
@@ -246,6 +300,15 @@ class Pattern:
         event has no such bound (the pattern's ``within`` still has), nor, at an optional
         loop, the wait after an event the loop skipped before its first."""
         shown_gap = "" if gap is None else f", {gap!r}"
+        if self._last_group is not None:
+            call = f"times_or_more({n!r}{shown_gap})"
+            check_int(PatternError, f"{call}: n", n, example="2")
+            if n < 1 or gap is not None:
+                raise PatternError(
+                    f"{call} on the group ({self._group_names(self._last_group)}): need n >= 1 "
+                    "and no gap (a gap on a group's loop is not supported)"
+                )
+            return self._group_quantified(call, n, None, optional=False)
         call = f"times_or_more({n!r}{shown_gap}) on stage {self._last.name!r}"
         check_int(PatternError, f"{call}: n", n, example="2")
         if n < 1:
@@ -265,6 +328,11 @@ class Pattern:
     def optional(self) -> Pattern:
         """The current stage may match no event at all (an optional first stage lets the next
         stage start a match, as in Flink)."""
+        if self._last_group is not None:
+            group = self._last_group
+            return self._group_quantified(
+                "optional()", group.min_times, group.max_times, optional=True
+            )
         if self._last.negation:
             raise PatternError(
                 f"negation {self._last.name!r} cannot be optional: it forbids events and takes "
@@ -274,6 +342,7 @@ class Pattern:
 
     def greedy(self) -> Pattern:
         """A looping stage takes as many events as it can before the next stage starts."""
+        self._check_stage_last("greedy()")
         if not self._last.looping:
             raise PatternError(f"greedy() needs a looping stage; {self._last.name!r} is not")
         return self._with_last(greedy=True)
@@ -283,8 +352,30 @@ class Pattern:
         ``condition``: the loop neither takes nor skips it, and the next stage may take it, as
         Flink's ``until``."""
         self._check_condition("until", condition)
+        group = self._last_group
+        if group is not None:
+            return self._group_until(group, condition)
         self._check_looping("until()")
         return self._with_last(until=condition)
+
+    def _group_until(self, group: Group, condition: Column) -> Pattern:
+        names = self._group_names(group)
+        if group.max_times is not None:
+            raise PatternError(
+                f"until() needs a looping group (one_or_more or times_or_more); the group "
+                f"({names}) is not"
+            )
+        inside = self.stages[group.start : group.end]
+        nested = [g for g in self.groups if g is not group and group.start <= g.start < group.end]
+        if any(s.looping or s.until is not None or s.until_aggregates for s in inside) or any(
+            g.repeated for g in nested
+        ):
+            raise PatternError(
+                f"until() on the group ({names}): its stages must take one event each and have "
+                "no until of their own (a loop inside a group with until is not supported)"
+            )
+        changed = replace(group, until=condition)
+        return replace(self, groups=tuple(changed if g is group else g for g in self.groups))
 
     def until_aggregate(
         self, agg: str, field: str | None, stage: str, op: str, value: float
@@ -300,6 +391,7 @@ class Pattern:
         return self._with_last(until_aggregates=(*self._last.until_aggregates, cond))
 
     def _check_looping(self, method: str) -> None:
+        self._check_stage_last(method)
         if self._last.negation or self._last.max_times is not None:
             raise PatternError(
                 f"{method} needs a looping stage (one_or_more or times_or_more); "
@@ -308,12 +400,16 @@ class Pattern:
 
     def consecutive(self) -> Pattern:
         """A looping stage's events must follow each other directly (strict inside the loop)."""
+        if self._last_group is not None:
+            return self._group_inner(Contiguity.STRICT)
         if not self._last.looping:
             raise PatternError(f"consecutive() needs a looping stage; {self._last.name!r} is not")
         return self._with_last(inner=Contiguity.STRICT)
 
     def allow_combinations(self) -> Pattern:
         """A looping stage may skip matching events too (every combination inside the loop)."""
+        if self._last_group is not None:
+            return self._group_inner(Contiguity.ANY)
         if not self._last.looping:
             raise PatternError(
                 f"allow_combinations() needs a looping stage; {self._last.name!r} is not"
@@ -377,6 +473,7 @@ class Pattern:
                 "docs/failure-modes.md#state-without-deadline)"
             )
         bits = len(self.stages) + sum(1 for s in self.stages if s.until is not None)
+        bits += sum(1 for g in self.groups if g.until is not None)
         if bits > 62:
             raise PatternError(
                 f"a pattern has at most 62 stages and until() conditions, this one {bits}"
@@ -394,6 +491,22 @@ class Pattern:
                     f"than the pattern's within ({self.window}), so it can never apply; use a "
                     "shorter gap or a longer within"
                 )
+        for group in self.groups:
+            names = self._group_names(group)
+            if self.stages[group.end - 1].negation:
+                raise PatternError(
+                    f"the group ({names}) ends with negation {self.stages[group.end - 1].name!r}"
+                    "; a negation needs a stage after it inside the group"
+                )
+            if (
+                group.end < len(self.stages)
+                and self.stages[group.end].negation
+                and group.may_be_left_out
+            ):
+                raise PatternError(
+                    f"negation {self.stages[group.end].name!r} follows the group ({names}), "
+                    "which may be left out, which is ambiguous; make the group mandatory"
+                )
         for before, stage in zip(self.stages, self.stages[1:], strict=False):
             if stage.negation and before.optional:
                 raise PatternError(
@@ -405,6 +518,86 @@ class Pattern:
     @property
     def _last(self) -> Stage:
         return self.stages[-1]
+
+    @property
+    def _last_group(self) -> Group | None:
+        """The group that is the pattern's last element (the outermost one ending at the last
+        stage), or None when the last element is a stage."""
+        ending = [g for g in self.groups if g.end == len(self.stages)]
+        return min(ending, key=lambda g: g.start) if ending else None
+
+    def _group_names(self, group: Group) -> str:
+        return " ".join(s.name for s in self.stages[group.start : group.end])
+
+    def _check_stage_last(self, method: str) -> None:
+        group = self._last_group
+        if group is not None:
+            raise PatternError(
+                f"{method} after the group ({self._group_names(group)}): a group takes "
+                "times(n), times(n, m), one_or_more(), times_or_more(n), optional(), "
+                "consecutive(), allow_combinations() and (on a loop) until(); greedy() on a "
+                "group is not supported yet, and conditions belong to the sub-pattern's stages"
+            )
+
+    def _append_group(self, method: str, sub: Pattern, contiguity: Contiguity) -> Pattern:
+        call = f"{method}(<sub-pattern {' '.join(sub.stage_names)}>)"
+        if not isinstance(sub, Pattern) or not sub.stages:
+            raise PatternError(f"{call}: a group must be a Pattern started with Pattern.begin")
+        if sub.window is not None or sub.gap is not None or sub.after_match != NO_SKIP:
+            raise PatternError(
+                f"{call}: a sub-pattern has no within, within_consecutive or skip of its own; "
+                "set them on the whole pattern"
+            )
+        for stage in sub.stages:
+            _checked_name(stage.name, self.stage_names, call)
+        offset = len(self.stages)
+        first = replace(sub.stages[0], contiguity=contiguity)
+        nested = tuple(replace(g, start=g.start + offset, end=g.end + offset) for g in sub.groups)
+        group = Group(offset, offset + len(sub.stages))
+        return replace(
+            self,
+            stages=(*self.stages, first, *sub.stages[1:]),
+            groups=(*self.groups, group, *nested),
+        )
+
+    def _group_quantified(
+        self, call: str, min_times: int, max_times: int | None, *, optional: bool
+    ) -> Pattern:
+        """The last group with ``min_times`` to ``max_times`` rounds (None: a loop)."""
+        group = self._last_group
+        assert group is not None
+        changed = replace(
+            group,
+            min_times=min_times,
+            max_times=max_times,
+            optional=group.optional or optional,
+        )
+        head = self.stages[group.start]
+        tail = self.stages[group.end - 1]
+        if max_times is None and (tail.optional or tail.negation):
+            raise PatternError(
+                f"{call} on the group ({self._group_names(group)}): its last stage "
+                f"{tail.name!r} is optional or a negation; a looping group must end with a "
+                "stage that takes an event"
+            )
+        if changed.may_be_left_out and head.optional:
+            raise PatternError(
+                f"{call} on the group ({self._group_names(group)}): its first stage "
+                f"{head.name!r} is optional itself; a group that may be left out must start "
+                "with a mandatory stage"
+            )
+        return replace(self, groups=tuple(changed if g is group else g for g in self.groups))
+
+    def _group_inner(self, inner: Contiguity) -> Pattern:
+        group = self._last_group
+        assert group is not None
+        if not group.repeated:
+            raise PatternError(
+                f"consecutive() and allow_combinations() need a repeated group; the group "
+                f"({self._group_names(group)}) has at most one round: call times(n) first"
+            )
+        changed = replace(group, inner=inner)
+        return replace(self, groups=tuple(changed if g is group else g for g in self.groups))
 
     def _append(self, method: str, name: str, kind: StageKind, contiguity: Contiguity) -> Pattern:
         call = f"{method}({name!r}) after stage {self._last.name!r}"
@@ -421,6 +614,7 @@ class Pattern:
         )
 
     def _with_last(self, **changes: object) -> Pattern:
+        self._check_stage_last(f"setting {', '.join(changes)}")
         return replace(self, stages=(*self.stages[:-1], replace(self._last, **changes)))  # type: ignore[arg-type]
 
     def _quantified(self, *, min_times: int, max_times: int | None) -> Pattern:

@@ -30,7 +30,13 @@ import java.util.Map;
  * not_followed_by} on any event while the stage before it is inside its events or the stage
  * after it has taken none (as the last stage, until the window closes, which completes the
  * match). Under a skip strategy a completed match waits while a partial match that started
- * earlier is open, as in Flink, so that the strategy prunes in Flink's order.
+ * earlier is open, as in Flink, so that the strategy prunes in Flink's order. A group pattern
+ * (a sub-pattern with a quantifier) arrives as a copy of its stages per round, as Flink's
+ * compiler copies its states; passing the first stage of a round that may be left out without
+ * an event moves past the whole group ({@link PatternPlan.Stage#skipTo}), and a looping
+ * group's last round goes back from its last stage to its first ({@link
+ * PatternPlan.Stage#loopTo}); a group's {@code until} event is neither taken nor skipped by
+ * any of its stages.
  *
  * <p>Identical partial matches reached by different paths are merged, and a match or timeout
  * is reported once for its events whatever NFA positions held them, so none is reported
@@ -205,6 +211,7 @@ public final class Nfa {
     }
     if (!st.canTakeMore(c)) { // the quantifier is full: the partial is at the next stage
       proceed(p, i + 1, -1, false, e, b);
+      loopBack(p, st, e, b);
       return;
     }
     boolean condition = takes(st, p, e);
@@ -214,10 +221,15 @@ public final class Nfa {
       afterTake(p.take(e, i, c + 1), b);
     }
     Contiguity contiguity = c == 0 ? st.contiguity : st.inner;
-    boolean ignores = ignores(contiguity, condition) && !(until && c > 0); // nor skipped in it
+    // nor skipped inside a loop; a single stage has an until only as part of a group with
+    // until, whose every stage its event ends (Flink extends their ignore conditions with it)
+    boolean ignores = ignores(contiguity, condition) && !(until && (c > 0 || st.max == 1));
     if (canProceed(st, c, committed)
         && (!st.greedy || !meets && (!ignores || followingTakes(i, p, e)))) {
-      proceed(p, i + 1, c == 0 ? guard : -1, st.greedy, e, b);
+      proceed(p, c == 0 ? st.skipTo : i + 1, c == 0 ? guard : -1, st.greedy, e, b);
+      if (c > 0) {
+        loopBack(p, st, e, b);
+      }
     }
     if (ignores) {
       boolean commits = committed || c >= st.min || c == 0 && st.optional;
@@ -256,6 +268,13 @@ public final class Nfa {
     evaluate(p, j, 0, guard, false, e, b);
   }
 
+  /** At the end of a group's looping round: the partial may also start another round. */
+  private void loopBack(Partial p, Stage st, PEvent e, Branches b) {
+    if (st.loopTo >= 0) {
+      evaluate(p, st.loopTo, 0, -1, false, e, b);
+    }
+  }
+
   /** May a partial move on from stage {@code st} after it took {@code c} events? */
   private static boolean canProceed(Stage st, int c, boolean committed) {
     if (c == 0 ? !st.optional : c < st.min) {
@@ -280,9 +299,11 @@ public final class Nfa {
    * True when no stage follows: then nothing constrains the greedy stage's end. */
   private boolean followingTakes(int i, Partial p, PEvent e) {
     boolean any = false;
-    for (int j = i + 1; j < stages.size(); j++) {
+    int j = i + 1;
+    while (j < stages.size()) {
       Stage st = stages.get(j);
       if (st.negation()) {
+        j++;
         continue;
       }
       any = true;
@@ -292,6 +313,7 @@ public final class Nfa {
       if (!st.optional) {
         return false;
       }
+      j = st.skipTo; // past an optional group, its first stage's next is after the group
     }
     return !any;
   }
@@ -300,7 +322,8 @@ public final class Nfa {
     if (complete(q)) {
       b.done.add(q);
     }
-    if (stages.get(q.stage).canTakeMore(q.count) || q.stage + 1 < stages.size()) {
+    Stage st = stages.get(q.stage);
+    if (st.canTakeMore(q.count) || q.stage + 1 < stages.size() || st.loopTo >= 0) {
       // a loop at the end may take more, and the optional stages after it may still take
       // events: each a further, longer match (as in Flink, where `a b?` reports a and a b)
       b.next.add(q);
@@ -335,13 +358,15 @@ public final class Nfa {
       }
       from = p.stage + 1;
     }
-    for (int j = from; j < stages.size(); j++) {
+    int j = from;
+    while (j < stages.size()) {
       Stage later = stages.get(j);
       boolean passable = later.kind == Kind.NOT_FOLLOWED_BY ? j < stages.size() - 1
           : later.kind == Kind.NORMAL && later.optional && !later.greedy;
       if (!passable) {
         return false;
       }
+      j = later.kind == Kind.NORMAL ? later.skipTo : j + 1; // an optional group as a whole
     }
     return true;
   }
@@ -354,11 +379,13 @@ public final class Nfa {
     if (!stages.get(p.stage).satisfied(p.count)) {
       return false;
     }
-    for (int j = p.stage + 1; j < stages.size() - 1; j++) {
+    int j = p.stage + 1;
+    while (j < stages.size() - 1) {
       Stage st = stages.get(j);
       if (st.kind != Kind.NOT_FOLLOWED_BY && (st.negation() || !st.satisfied(0))) {
         return false;
       }
+      j = st.negation() ? j + 1 : st.skipTo;
     }
     return true;
   }

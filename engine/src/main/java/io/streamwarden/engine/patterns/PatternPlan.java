@@ -95,11 +95,28 @@ public final class PatternPlan implements Serializable {
     public final long loopGapMs;
     public final List<FieldCondition> fieldConditions;
     public final List<AggregateCondition> aggregateConditions;
+    /**
+     * Where a partial goes when it passes this stage without an event (the stage is optional
+     * and took none): the next stage, or, for the first stage of an optional group (a
+     * sub-pattern such as {@code (a b)?}, or a round of {@code (a b){1,3}} beyond the
+     * minimum), the stage after the whole group, as Flink's compiler gives the group's first
+     * state a proceed edge past the group. A group with a quantifier is compiled into copies
+     * of its stages, one per round, so the rounds need no counter.
+     */
+    public final int skipTo;
+    /**
+     * For the last stage of a group's looping round (Flink's {@code oneOrMore()} on a group):
+     * the round's first stage, which a partial may go back to once this stage is done, as
+     * Flink's compiler adds an edge from a looping group's end to its first state; -1 for
+     * none.
+     */
+    public final int loopTo;
 
     Stage(String name, Kind kind, Contiguity contiguity, Contiguity inner, int min, int max,
         boolean greedy, boolean optional, int bitIndex, int untilBitIndex,
         List<AggregateCondition> untilAggregates, long loopGapMs,
-        List<FieldCondition> fieldConditions, List<AggregateCondition> aggregateConditions) {
+        List<FieldCondition> fieldConditions, List<AggregateCondition> aggregateConditions,
+        int skipTo, int loopTo) {
       this.name = name;
       this.kind = kind;
       this.contiguity = contiguity;
@@ -114,6 +131,8 @@ public final class PatternPlan implements Serializable {
       this.loopGapMs = loopGapMs;
       this.fieldConditions = fieldConditions;
       this.aggregateConditions = aggregateConditions;
+      this.skipTo = skipTo;
+      this.loopTo = loopTo;
     }
 
     public boolean negation() {
@@ -243,8 +262,24 @@ public final class PatternPlan implements Serializable {
             Contiguity.valueOf(s.get("contiguity").asText().toUpperCase()),
             Contiguity.valueOf(s.get("inner").asText().toUpperCase()),
             s.get("min").asInt(), s.get("max").asInt(), s.path("greedy").asBoolean(false),
-            s.path("optional").asBoolean(false), index++, s.path("until_bit").asInt(-1),
-            untilAggregates, s.path("loop_gap_ms").asLong(0), conditions, aggregates));
+            s.path("optional").asBoolean(false), s.path("bit").asInt(index),
+            s.path("until_bit").asInt(-1), untilAggregates, s.path("loop_gap_ms").asLong(0),
+            conditions, aggregates, s.path("skip_to").asInt(index + 1),
+            s.path("loop_to").asInt(-1)));
+        index++;
+      }
+      for (int i = 0; i < stages.size(); i++) {
+        int to = stages.get(i).skipTo;
+        if (to <= i || to > stages.size() || to != i + 1 && !stages.get(i).optional) {
+          throw new IllegalArgumentException("bad pattern plan: stage " + i + " skips to " + to
+              + "; a skip target must be after it, at most the stage count ("
+              + stages.size() + "), and only an optional stage skips past the next");
+        }
+        int back = stages.get(i).loopTo;
+        if (back > i || back < -1 || back >= 0 && !stages.get(back).optional) {
+          throw new IllegalArgumentException("bad pattern plan: stage " + i + " loops to "
+              + back + "; a loop goes back to an optional stage at or before it, or is -1");
+        }
       }
       List<String> fields = new ArrayList<>();
       for (JsonNode f : root.path("fields")) {

@@ -8,12 +8,12 @@ import static io.streamwarden.engine.patterns.FlinkCases.name;
 import static io.streamwarden.engine.patterns.FlinkCases.price;
 import static io.streamwarden.engine.patterns.NfaTestUtilities.begin;
 
+import io.streamwarden.engine.patterns.NfaTestUtilities.Group;
 import io.streamwarden.engine.patterns.NfaTestUtilities.PatternBuilder;
 import org.junit.jupiter.api.Test;
 
 /**
- * Flink CEP's {@code GreedyITCase}: its patterns, events and expected matches. Not ported:
- * {@code testGreedyZeroOrMoreBeforeGroupPattern} (a group pattern).
+ * Flink CEP's {@code GreedyITCase}: its patterns, events and expected matches, every case.
  *
  * <p>Ported from apache/flink at commit 01676656.
  */
@@ -154,5 +154,19 @@ class FlinkGreedyITCaseTest {
   @Test
   void testGreedyUtilOneOrMoreWithDummyEventsBeforeQuantifier() {
     assertMatches(matches(cAsUntilD(false), C, UA4, UA1, UA2, UA3, UD));
+  }
+
+  @Test
+  void testGreedyZeroOrMoreBeforeGroupPattern() {
+    String a1 = ev("a1", "a", 1.0), a2 = ev("a2", "a", 1.0), a3 = ev("a3", "a", 1.0);
+    String d1 = ev("d1", "d", 1.0), e1 = ev("e1", "e", 1.0), d2 = ev("d2", "d", 1.0);
+    String e2 = ev("e2", "e", 1.0), f = ev("f", "f", 3.0), dummy = ev("dummy", "dummy", 2.0);
+    PatternBuilder p = begin("start", name("c")).followedBy("middle", name("a")).oneOrMore()
+        .optional().greedy()
+        .followedBy(Group.of(begin("middle1", name("d")).followedBy("middle2", name("e")))
+            .times(2))
+        .followedBy("end", name("f"));
+    assertMatches(matches(p, C, a1, a2, dummy, a3, d1, e1, d2, e2, f),
+        match(C, a1, a2, a3, d1, e1, d2, e2, f));
   }
 }

@@ -438,4 +438,29 @@ class NfaTest {
     assertEquals(List.of("timeout a1 @6000", "timeout a2 b1 b2 @110000",
         "timeout a2 b1 b2 b3 @110000"), sorted(out));
   }
+
+  /** A plan whose two stages' extra fields are {@code first} and {@code second}. */
+  private static String twoStagePlan(String first, String second) {
+    String stage = "{\"name\": \"%s\", \"kind\": \"normal\", \"contiguity\": \"relaxed\","
+        + " \"inner\": \"relaxed\", \"min\": 1, \"max\": 1%s}";
+    return "{\"stages\": [" + String.format(stage, "a", first) + ", "
+        + String.format(stage, "b", second) + "], \"within_ms\": 1000, \"skip\": {\"kind\":"
+        + " \"no_skip\"}, \"max_partials_per_key\": 10, \"max_buffered_per_key\": 10,"
+        + " \"emit_timeouts\": false, \"slow_key_threshold_ms\": 0}";
+  }
+
+  @Test
+  void groupEdgesOfAPlanAreChecked() {
+    PatternPlan ok = PatternPlan.fromJson(twoStagePlan(", \"optional\": true, \"skip_to\": 2",
+        ", \"loop_to\": 0"));
+    assertEquals(2, ok.stages.get(0).skipTo);
+    assertEquals(0, ok.stages.get(1).loopTo);
+    assertEquals(2, ok.stages.get(1).skipTo); // the default: the next stage
+    assertThrows(IllegalArgumentException.class,
+        () -> PatternPlan.fromJson(twoStagePlan(", \"skip_to\": 2", ""))); // not optional
+    assertThrows(IllegalArgumentException.class,
+        () -> PatternPlan.fromJson(twoStagePlan(", \"optional\": true, \"skip_to\": 0", "")));
+    assertThrows(IllegalArgumentException.class,
+        () -> PatternPlan.fromJson(twoStagePlan("", ", \"loop_to\": 0"))); // to a mandatory
+  }
 }

@@ -34,6 +34,76 @@ final class NfaTestUtilities {
     return new PatternBuilder().add(name, "normal", "strict", condition);
   }
 
+  /** Starts a pattern with a group, as Flink's {@code Pattern.begin(Pattern)}. */
+  static PatternBuilder begin(Group group) {
+    return new PatternBuilder().addGroup("strict", group);
+  }
+
+  /**
+   * A group pattern (a sub-pattern as one element) with its quantifier, as Flink's {@code
+   * GroupPattern}: {@code times(n)}, {@code times(n, m)}, {@code optional()}, and the
+   * contiguity between rounds ({@code consecutive()}, {@code allowCombinations()}). The plan
+   * has a copy of the sub-pattern's stages for each round, as Flink's compiler has copies of
+   * its states; a round that may be left out has its first stage optional, skipping past the
+   * group.
+   */
+  static final class Group {
+    private final PatternBuilder sub;
+    private int min = 1;
+    private int max = 1;
+    private boolean optional;
+    private String inner = "relaxed";
+    private Predicate<String> until;
+
+    private Group(PatternBuilder sub) {
+      this.sub = sub;
+    }
+
+    static Group of(PatternBuilder sub) {
+      return new Group(sub);
+    }
+
+    Group times(int n) {
+      return times(n, n);
+    }
+
+    /** {@code times(0, m)} is {@code times(1, m).optional()}, as in Flink. */
+    Group times(int n, int m) {
+      min = Math.max(n, 1);
+      max = m;
+      optional |= n == 0;
+      return this;
+    }
+
+    Group optional() {
+      optional = true;
+      return this;
+    }
+
+    Group consecutive() {
+      inner = "strict";
+      return this;
+    }
+
+    /** Flink's {@code until(condition)} on a looping group: its event is neither taken nor
+     * skipped by any of the group's stages. */
+    Group until(Predicate<String> condition) {
+      until = condition;
+      return this;
+    }
+
+    /** Flink's {@code oneOrMore()} on a group: after the first round, a looping round. */
+    Group oneOrMore() {
+      max = -1;
+      return this;
+    }
+
+    Group allowCombinations() {
+      inner = "any";
+      return this;
+    }
+  }
+
   /** A pattern under construction; each call changes the last stage or adds one. */
   static final class PatternBuilder {
     private final List<ObjectNode> stages = new ArrayList<>();
@@ -64,6 +134,68 @@ final class NfaTestUtilities {
       stages.add(s);
       conditions.add(condition);
       return this;
+    }
+
+    /** Appends {@code g}'s stages once per round: the first round's first stage relates to
+     * the stage before as {@code contiguity}, a later round's as the group's inner contiguity.
+     * A round beyond the minimum, or the first of an optional group, may be skipped whole. */
+    private PatternBuilder addGroup(String contiguity, Group g) {
+      if (!g.sub.untils.isEmpty()) {
+        throw new IllegalArgumentException("until inside a group is not supported");
+      }
+      int untilBit = -1;
+      if (g.until != null) {
+        untilBit = UNTIL_BITS + untils.size();
+        untils.add(g.until);
+      }
+      int base = stages.size();
+      int len = g.sub.stages.size();
+      boolean looping = g.max < 0;
+      int rounds = looping ? g.min + 1 : g.max; // a loop: the minimum, then a looping round
+      int end = base + rounds * len;
+      for (int r = 0; r < rounds; r++) {
+        int offset = base + r * len;
+        for (int k = 0; k < len; k++) {
+          ObjectNode s = g.sub.stages.get(k).deepCopy();
+          if (s.has("skip_to")) {
+            s.put("skip_to", s.get("skip_to").asInt() + offset);
+          }
+          if (s.has("loop_to")) {
+            s.put("loop_to", s.get("loop_to").asInt() + offset);
+          }
+          if (k == 0) {
+            s.put("contiguity", r == 0 ? contiguity : g.inner);
+            if (r >= g.min || r == 0 && g.optional) {
+              if (s.get("optional").asBoolean()) {
+                throw new IllegalArgumentException("an optional group starting with an "
+                    + "optional stage is not supported");
+              }
+              s.put("optional", true).put("skip_to", end);
+            }
+          }
+          if (untilBit >= 0) {
+            s.put("until_bit", untilBit);
+          }
+          if (looping && r == rounds - 1 && k == len - 1) {
+            s.put("loop_to", offset);
+          }
+          stages.add(s);
+          conditions.add(g.sub.conditions.get(k));
+        }
+      }
+      return this;
+    }
+
+    PatternBuilder next(Group g) {
+      return addGroup("strict", g);
+    }
+
+    PatternBuilder followedBy(Group g) {
+      return addGroup("relaxed", g);
+    }
+
+    PatternBuilder followedByAny(Group g) {
+      return addGroup("any", g);
     }
 
     private ObjectNode last() {
