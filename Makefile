@@ -97,7 +97,7 @@ bench-delta: setup
 
 # A week of lateness in the history store (PostgreSQL) against the same lateness in state (L8).
 bench-history: setup postgres
-	$(BIN)/python bench/history_bench.py
+	$(BIN)/python bench/history_bench.py --delta
 
 # The 2M-event sessions pipeline on a two-worker standalone cluster against local[2].
 bench-cluster: setup

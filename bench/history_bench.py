@@ -8,6 +8,8 @@ it runs the sessions pipeline twice, one file per micro-batch:
 
   store: ``allowed_lateness = "10m"``, ``history_lateness = "7d"``, a throwaway PostgreSQL as
          the history store (closed sessions leave state 40 minutes after their end);
+  delta: the same lateness, the default history store: the pipeline's Delta sessions table
+         (one row per session, MERGEd each batch), with ``--delta`` only;
   state: ``allowed_lateness = "7d"``, no history store (closed sessions stay in state a week).
 
 After each batch it records the state rows, the state bytes that batch wrote to the checkpoint
@@ -31,10 +33,12 @@ from typing import Any
 
 from streamwarden.config import parse_config
 from streamwarden.history.local_postgres import LocalPostgres
-from streamwarden.history.postgres import PostgresHistoryStore
 from streamwarden.monitoring.checkpoint_usage import CheckpointMeter
+from streamwarden.operators.sessions.history import open_history
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.outputs import account, final_sessions, read_output
+from streamwarden.pipeline.outputs import account_run, final_sessions
+from streamwarden.sinks.base import open_sink
+from streamwarden.spark.delta import delta_jars, delta_session_conf
 from streamwarden.spark.session import build_spark_session
 from streamwarden.testing.late_traffic import write_late_traffic
 
@@ -46,7 +50,7 @@ def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def config_for(work: Path, landing: Path, pg: LocalPostgres | None) -> Any:
+def config_for(work: Path, landing: Path, pg: LocalPostgres | None, delta: bool = False) -> Any:
     data: dict[str, Any] = {
         "source": {"path": str(landing), "max_files_per_trigger": 1},
         "sinks": {
@@ -57,7 +61,11 @@ def config_for(work: Path, landing: Path, pg: LocalPostgres | None) -> Any:
         "spark": {"shuffle_partitions": 4},
         "monitoring": {"enabled": False},
     }
-    if pg is None:
+    if delta:
+        data["sessions"] = {"allowed_lateness": "10m", "history_lateness": "7d"}
+        data["sinks"]["sessions"]["kind"] = "delta"
+        data["history"] = {}
+    elif pg is None:
         data["sessions"] = {"allowed_lateness": "7d"}
     else:
         data["sessions"] = {"allowed_lateness": "10m", "history_lateness": "7d"}
@@ -70,8 +78,8 @@ def config_for(work: Path, landing: Path, pg: LocalPostgres | None) -> Any:
 
 def run(spark: Any, name: str, work: Path, landing: Path, pg: LocalPostgres | None,
         records: int) -> dict[str, Any]:  # fmt: skip
-    config = config_for(work / name, landing, pg)
-    store = PostgresHistoryStore.open(config) if pg is not None else None
+    config = config_for(work / name, landing, pg, delta=name == "delta")
+    store = open_history(config) if config.history is not None else None
     meter: CheckpointMeter | None = None
     series: list[dict[str, int]] = []
 
@@ -94,9 +102,10 @@ def run(spark: Any, name: str, work: Path, landing: Path, pg: LocalPostgres | No
     seconds = time.perf_counter() - started
     if store is not None:
         store.close()
-    revisions = read_output(spark, config.sinks.sessions.path)
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path,
-                         records)  # fmt: skip
+    # the sessions output as written: every revision (Parquet), or the latest revision of each
+    # session (the Delta table); the final sessions are the same either way
+    revisions = open_sink("sessions", config).read(spark)
+    accounting = account_run(spark, config, records)
     final = {
         (r["user_id"], r["session_start"], r["page_count"]) for r in final_sessions(revisions)
         .select("user_id", "session_start", "page_count").collect()
@@ -120,6 +129,8 @@ def main() -> None:
     parser.add_argument("--tail-days", type=int, default=2)
     parser.add_argument("--state-first", action="store_true",
                         help="run the in-state pipeline first (the first run pays JVM warm-up)")
+    parser.add_argument("--delta", action="store_true",
+                        help="also run with the default store, the Delta sessions table")
     parser.add_argument("--work", type=Path, default=Path("/dev/shm/streamwarden-history-bench"))
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
@@ -130,23 +141,34 @@ def main() -> None:
     )  # fmt: skip
     spark = build_spark_session(
         app_name="history-bench", shuffle_partitions=4,
-        extra_conf={"spark.ui.enabled": "false", "spark.sql.streaming.minBatchesToRetain": "20"},
+        extra_conf={"spark.ui.enabled": "false", "spark.sql.streaming.minBatchesToRetain": "20",
+                    **(delta_session_conf("local[2]", 4) if args.delta else {})},
+        extra_jars=delta_jars() if args.delta else (),
     )  # fmt: skip
     with LocalPostgres() as pg:
         os.environ[PASSWORD_ENV] = pg.password
         order = ["state", "store"] if args.state_first else ["store", "state"]
+        if args.delta:
+            order.insert(order.index("store") + 1, "delta")
         results = {
             name: run(spark, name, args.work, landing, pg if name == "store" else None,
                       traffic.records)
             for name in order
         }  # fmt: skip
-    assert results["store"]["final"] == results["state"]["final"], "final sessions differ"
+    for name in results:
+        assert results[name]["final"] == results["state"]["final"], f"{name}: final sessions differ"
     tail = args.tail_days * 24 // args.step_hours
     summary = {name: tail_means(r["series"], tail) for name, r in results.items()}
     ratio = {
         k: round(summary["state"][k] / summary["store"][k], 2) if summary["store"][k] else None
         for k in summary["store"]
     }
+    delta_ratio = None
+    if "delta" in summary:
+        delta_ratio = {
+            k: round(summary["state"][k] / summary["delta"][k], 2) if summary["delta"][k] else None
+            for k in summary["delta"]
+        }
     out = {
         "traffic": {"users": args.users, "days": args.days, "files": traffic.files,
                     "records": traffic.records, "late": traffic.late,
@@ -155,6 +177,7 @@ def main() -> None:
         "tail_batches": tail,
         "summary": summary,
         "ratio_state_over_store": ratio,
+        "ratio_state_over_delta_store": delta_ratio,
         "runs": {n: {k: v for k, v in r.items() if k != "final"} for n, r in results.items()},
         "load_average_at_end": os.getloadavg(),
         "cpus": os.cpu_count(),
@@ -170,12 +193,16 @@ def main() -> None:
     print(f"\nmeans over the last {tail} data batches ({args.tail_days} days):")
     print("| | state rows | state bytes written per batch | checkpoint state folder | batch ms |")
     print("|---|---:|---:|---:|---:|")
-    for name in ("store", "state"):
+    for name in [n for n in ("store", "delta", "state") if n in summary]:
         m = summary[name]
         print(f"| {name} | {m['state_rows']:.0f} | {m['state_bytes_written']:.0f} | "
               f"{m['checkpoint_state_bytes']:.0f} | {m['batch_ms']:.0f} |")  # fmt: skip
     print(f"| state / store | {ratio['state_rows']}x | {ratio['state_bytes_written']}x | "
           f"{ratio['checkpoint_state_bytes']}x | {ratio['batch_ms']}x |")  # fmt: skip
+    if delta_ratio is not None:
+        d = delta_ratio
+        print(f"| state / delta | {d['state_rows']}x | {d['state_bytes_written']}x | "
+              f"{d['checkpoint_state_bytes']}x | {d['batch_ms']}x |")  # fmt: skip
     spark.stop()
 
 
