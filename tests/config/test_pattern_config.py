@@ -59,6 +59,7 @@ def stages(*entries: dict[str, object], **patterns: object) -> dict[str, object]
 
 
 BEGIN = {"name": "a", "contiguity": "begin", "where": "page_number = 1"}
+PREVIOUS_A = {"field": "url", "op": "!=", "stage": "a"}
 
 
 def test_a_pattern_config_loads_with_its_defaults_and_paths_resolved(tmp_path):
@@ -357,3 +358,150 @@ def test_within_consecutive_bounds_the_gap_between_a_matchs_events():
     assert pattern_from_config(config.patterns).gap == timedelta(seconds=5)
     with pytest.raises(ConfigError, match=r"patterns\.within_consecutive must be > 0"):
         parse_pipeline_config(stages(BEGIN, within_consecutive="0s"))
+
+
+def stage(name: str, **settings: object) -> dict[str, object]:
+    return {"name": name, "where": "true", **settings}
+
+
+def group(name: str, *entries: dict[str, object], **settings: object) -> dict[str, object]:
+    return {"name": name, "group": list(entries), **settings}
+
+
+def test_a_group_entry_builds_a_group_pattern_with_its_quantifiers():
+    config = parse_pipeline_config(
+        stages(
+            BEGIN,
+            group(
+                "g",
+                stage("b", contiguity="begin"),
+                group("h", stage("c", contiguity="begin"), stage("d"), optional=True),
+                stage("e", contiguity="next"),
+                contiguity="followed_by_any",
+                times_or_more=2,
+                allow_combinations=True,
+                until="page_number = 9",
+            ),
+            stage("f"),
+            skip="skip_to_first",
+            skip_stage="c",
+        )
+    )
+    assert config.patterns is not None
+    pattern = pattern_from_config(config.patterns)
+    assert pattern.stage_names == ("a", "b", "c", "d", "e", "f")
+    g, h = pattern.groups
+    assert (g.start, g.end, g.min_times, g.max_times, g.inner) == (1, 5, 2, None, Contiguity.ANY)
+    assert g.until is not None and pattern.stages[1].contiguity == Contiguity.ANY
+    assert (h.start, h.end, h.optional) == (2, 4, True)
+    assert pattern.stages[4].contiguity == Contiguity.STRICT
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (group("g", stage("b"), stage("c")), "stages.1: group 'g': the first stage 'b' must"),
+        (group("g", stage("b", contiguity="begin"), stage("c", contiguity="begin")), "'c': only"),
+        (group("g"), "stages.1: group 'g': needs at least one stage"),
+        (
+            group("g", stage("b", contiguity="begin"), where="true"),
+            "stages.1: stage 'g': set exactly one of where (a stage) and group (a group)",
+        ),
+        (stage("g", where=None), "stages.1: stage 'g': set exactly one of where"),
+        (
+            group("g", stage("b", contiguity="begin"), contiguity="not_next"),
+            "stages.1: group 'g': a group cannot be a negation",
+        ),
+        (
+            group("g", stage("b", contiguity="begin"), previous=[PREVIOUS_A]),
+            "stages.1: group 'g': a group takes no previous; put conditions on",
+        ),
+        (
+            group("g", stage("b", contiguity="begin"), stage("n", contiguity="not_next")),
+            "stages.1: group 'g' ends with negation 'n'",
+        ),
+        (
+            group("g", stage("b", contiguity="begin"), stage("a")),
+            "stages.1.group.1 ('a'): the name 'a' is used twice (also at patterns.stages.0",
+        ),
+        (group("a", stage("b", contiguity="begin")), "stages.1 ('a'): the name 'a' is used twice"),
+        (
+            group("g", stage("b", contiguity="begin", times=3, times_max=2)),
+            "patterns.stages.1.group.0 ('b'): times(3, 2)",
+        ),
+        (
+            group("g", group("h", stage("b", contiguity="begin"), contiguity="begin", greedy=True)),
+            "patterns.stages.1.group.0 ('h'): greedy() after the group (b)",
+        ),
+        (
+            group("g", stage("b", contiguity="begin"), until="true"),
+            "patterns.stages.1 ('g'): until() needs a looping group",
+        ),
+        (
+            group("g", stage("b", contiguity="begin"), one_or_more=True, loop_gap="1m"),
+            "patterns.stages.1 ('g'): times_or_more(1, ",
+        ),
+        (
+            group("g", stage("b", contiguity="begin"), consecutive=True),
+            "patterns.stages.1 ('g'): consecutive() and allow_combinations() need a repeated",
+        ),
+        (
+            group("g", stage("b", contiguity="begin", optional=True), optional=True),
+            "patterns.stages.1 ('g'): optional() on the group (b): its first stage 'b'",
+        ),
+        (
+            group(
+                "g",
+                stage("b", contiguity="begin"),
+                stage(
+                    "c",
+                    aggregates=[{"agg": "sum", "field": "ip", "stage": "c", "op": ">", "value": 1}],
+                ),
+            ),
+            "patterns.stages.1.group.1 ('c').aggregates: 'ip' is not a validated event column",
+        ),
+    ],
+)
+def test_group_mistakes_fail_at_load_naming_the_path(entry, expected):
+    with pytest.raises(ConfigError) as caught:
+        parse_pipeline_config(stages(BEGIN, entry))
+    message = str(caught.value)
+    assert expected in message and len(message.splitlines()) == 2  # the header and one line
+
+
+def test_a_negation_after_a_group_that_may_be_left_out_is_refused_at_the_negation():
+    data = stages(
+        BEGIN,
+        group("g", stage("b", contiguity="begin"), times=1, times_max=2),
+        stage("n", contiguity="not_next"),
+        stage("c"),
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_pipeline_config(data)
+    assert "patterns.stages.2 ('n'): negation 'n' follows the group (b)" in str(caught.value)
+
+
+def test_skip_stage_names_a_stage_not_a_group():
+    data = stages(BEGIN, group("g", stage("b", contiguity="begin")), skip="skip_to_first")
+    with pytest.raises(ConfigError) as caught:
+        parse_pipeline_config({**data, "patterns": {**data["patterns"], "skip_stage": "g"}})
+    assert "needs skip_stage naming a stage (a, b), got 'g'" in str(caught.value)
+
+
+@pytest.mark.spark
+def test_nested_where_and_until_compile_with_their_path(events):
+    entry = group(
+        "g",
+        stage("b", contiguity="begin", where="page_number = 2"),
+        one_or_more=True,
+        until="page_number = 9",
+    )
+    config = parse_pipeline_config(stages(BEGIN, entry))
+    assert config.patterns is not None
+    assert set(compile_conditions(config.patterns, events)) == {"a", "b", "g:until"}
+    bad = group("g", stage("b", contiguity="begin"), stage("c", where="nope = 1"))
+    config = parse_pipeline_config(stages(BEGIN, bad))
+    assert config.patterns is not None
+    with pytest.raises(ConfigError) as caught:
+        compile_conditions(config.patterns, events)
+    assert "patterns.stages.1.group.1 ('c'): where = 'nope = 1'" in str(caught.value)

@@ -23,6 +23,7 @@ __all__ = [
     "PatternsConfig",
     "PreviousConfig",
     "SessionsConfig",
+    "stage_tree",
 ]
 
 
@@ -110,11 +111,19 @@ class PatternStageConfig(Strict):
     expression like ``where``) ends a
     ``one_or_more`` loop at the first event meeting it, as Flink's ``until``;
     ``until_aggregates`` (like ``aggregates``, over the events taken before that event) end it
-    too, ANDed with ``until`` when both are set."""
+    too, ANDed with ``until`` when both are set.
+
+    A group (Flink's group pattern, e.g. ``c (a b){2} d``) has ``group``, its own list of
+    stages (the first ``begin``; groups may nest), instead of ``where``, and takes
+    ``contiguity``, ``times``/``times_max``, ``one_or_more``, ``times_or_more``, ``optional``,
+    ``consecutive``, ``allow_combinations`` and, on a loop, ``until``, all applying to the
+    group as a whole; its ``name`` (unique with the stage names) names it in error messages
+    and matches hold no group name, only its stages' names."""
 
     name: str
     contiguity: Contiguity = "followed_by"
-    where: str
+    where: str | None = None
+    group: list[PatternStageConfig] | None = None
     until: str | None = None
     #: 0 (with ``times_max``) makes the stage optional, as ``times(0, m)`` does.
     times: int | None = Field(default=None, ge=0)
@@ -125,12 +134,19 @@ class PatternStageConfig(Strict):
     optional: bool = False
     greedy: bool = False
     consecutive: bool = False
+    allow_combinations: bool = False
     previous: list[PreviousConfig] = Field(default_factory=list)
     aggregates: list[AggregateConfig] = Field(default_factory=list)
     until_aggregates: list[AggregateConfig] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_quantifier(self) -> PatternStageConfig:
+        if (self.where is None) == (self.group is None):
+            raise ValueError(
+                f"stage {self.name!r}: set exactly one of where (a stage) and group (a group)"
+            )
+        if self.group is not None:
+            self._check_group(self.group)
         if self.times_max is not None and self.times is None:
             raise ValueError(f"stage {self.name!r}: times_max needs times (the minimum)")
         chosen = [
@@ -154,6 +170,60 @@ class PatternStageConfig(Strict):
         if self.loop_gap is not None and self.loop_gap <= timedelta(0):
             raise ValueError(f"stage {self.name!r}: loop_gap must be > 0, or 'off'")
         return self
+
+    def _check_group(self, group: list[PatternStageConfig]) -> None:
+        if self.contiguity in ("not_next", "not_followed_by"):
+            raise ValueError(
+                f"group {self.name!r}: a group cannot be a negation; use begin, next, "
+                "followed_by or followed_by_any"
+            )
+        conditions = [
+            setting
+            for setting in ("previous", "aggregates", "until_aggregates")
+            if getattr(self, setting)
+        ]
+        if conditions:
+            raise ValueError(
+                f"group {self.name!r}: a group takes no {' or '.join(conditions)}; put "
+                "conditions on the group's stages"
+            )
+        _check_begins(group, self.name)
+        if group[-1].contiguity in ("not_next", "not_followed_by"):
+            raise ValueError(
+                f"group {self.name!r} ends with negation {group[-1].name!r}; a negation needs "
+                "a stage after it inside the group"
+            )
+
+
+def _check_begins(stages: list[PatternStageConfig], group: str | None = None) -> None:
+    """The first of ``stages`` (the pattern's, or ``group``'s) is ``begin``, and only the
+    first."""
+    owner = "" if group is None else f"group {group!r}: "
+    if not stages:
+        raise ValueError(f"{owner}needs at least one stage")
+    if stages[0].contiguity != "begin":
+        raise ValueError(
+            f"{owner}the first stage {stages[0].name!r} must have contiguity = 'begin'"
+        )
+    for stage in stages[1:]:
+        if stage.contiguity == "begin":
+            raise ValueError(
+                f"stage {stage.name!r}: only the first stage may be 'begin'; use next, "
+                "followed_by, followed_by_any, not_next or not_followed_by"
+            )
+
+
+def stage_tree(
+    stages: list[PatternStageConfig], path: str = "patterns.stages"
+) -> list[tuple[str, PatternStageConfig]]:
+    """Every stage and group of a pattern, nested ones included, in order, each with its
+    config path as error messages show it (``patterns.stages.2.group.0 ('b')``)."""
+    found: list[tuple[str, PatternStageConfig]] = []
+    for i, stage in enumerate(stages):
+        found.append((f"{path}.{i} ({stage.name!r})", stage))
+        if stage.group is not None:
+            found += stage_tree(stage.group, f"{path}.{i}.group")
+    return found
 
 
 SkipStrategy = Literal[
@@ -194,17 +264,16 @@ class PatternsConfig(OperatorSection):
             raise ValueError("patterns.within_consecutive must be > 0, or 'off'")
         if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
             raise ValueError("patterns.idle_timeout must be > 0, or 'off' to turn it off")
-        if self.stages[0].contiguity != "begin":
-            raise ValueError(
-                f"the first stage {self.stages[0].name!r} must have contiguity = 'begin'"
-            )
-        for stage in self.stages[1:]:
-            if stage.contiguity == "begin":
+        _check_begins(self.stages)
+        seen: dict[str, str] = {}
+        for path, stage in stage_tree(self.stages):
+            if stage.name in seen:
                 raise ValueError(
-                    f"stage {stage.name!r}: only the first stage may be 'begin'; use next, "
-                    "followed_by, followed_by_any, not_next or not_followed_by"
+                    f"{path}: the name {stage.name!r} is used twice (also at "
+                    f"{seen[stage.name]}); stage and group names must be unique"
                 )
-        names = [s.name for s in self.stages]
+            seen[stage.name] = path
+        names = [s.name for _, s in stage_tree(self.stages) if s.group is None]
         needs_stage = self.skip in ("skip_to_first", "skip_to_last")
         if needs_stage and self.skip_stage not in names:
             raise ValueError(

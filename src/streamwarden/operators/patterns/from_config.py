@@ -9,11 +9,13 @@ validated events, so bad SQL fails before the query runs, with the stage named.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
 
 from streamwarden.config.model import PatternsConfig, PatternStageConfig
+from streamwarden.config.sections import stage_tree
 from streamwarden.errors import ConfigError, PatternError
 from streamwarden.operators.patterns.api import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
@@ -37,15 +39,7 @@ def pattern_from_config(
     columns (see :func:`compile_conditions`); without them only the structure is built and
     checked, which is what loading a config does."""
     _check_columns(config)
-    pattern: Pattern | None = None
-    for i, stage in enumerate(config.stages):
-        condition = _STAND_IN if conditions is None else conditions[stage.name]
-        until = _STAND_IN if conditions is None else conditions.get(until_key(stage.name))
-        try:
-            pattern = _with_stage(pattern, stage, condition, until)
-        except PatternError as exc:
-            raise ConfigError(f"patterns.stages.{i} ({stage.name!r}): {exc}") from None
-    assert pattern is not None  # the config has at least one stage
+    pattern = _sequence(config.stages, "patterns.stages", config.within, conditions)
     skip = AfterMatch(SkipKind(config.skip), config.skip_stage, config.skip_throw_on_miss)
     try:
         pattern = pattern.within(config.within).skip(skip)
@@ -57,13 +51,39 @@ def pattern_from_config(
     return pattern
 
 
+def _sequence(
+    stages: list[PatternStageConfig],
+    path: str,
+    within: timedelta,
+    conditions: Mapping[str, Column] | None,
+) -> Pattern:
+    """The pattern (or a group's sub-pattern) of ``stages``, found at ``path`` in the config.
+    The pattern so far is checked after each element, so that a problem (such as a negation
+    after a group that may be left out) names the element that brings it in."""
+    pattern: Pattern | None = None
+    for i, stage in enumerate(stages):
+        until = _STAND_IN if conditions is None else conditions.get(until_key(stage.name))
+        where = f"{path}.{i} ({stage.name!r})"
+        try:
+            if stage.group is not None:
+                sub = _sequence(stage.group, f"{path}.{i}.group", within, conditions)
+                pattern = _with_group(pattern, stage, sub, until)
+            else:
+                condition = _STAND_IN if conditions is None else conditions[stage.name]
+                pattern = _with_stage(pattern, stage, condition, until)
+            pattern.within(within).check()
+        except PatternError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    assert pattern is not None  # the config model refuses an empty list of stages
+    return pattern
+
+
 def _check_columns(config: PatternsConfig) -> None:
     used = [("patterns.key", config.key)] + [("patterns.fields", f) for f in config.fields]
-    for i, stage in enumerate(config.stages):
-        where = f"patterns.stages.{i} ({stage.name!r}).previous"
-        used += [(where, p.field) for p in stage.previous]
+    for path, stage in stage_tree(config.stages):
+        used += [(f"{path}.previous", p.field) for p in stage.previous]
         for setting in ("aggregates", "until_aggregates"):
-            aggregated = f"patterns.stages.{i} ({stage.name!r}).{setting}"
+            aggregated = f"{path}.{setting}"
             used += [(aggregated, a.field) for a in getattr(stage, setting) if a.field is not None]
     for where, column in used:
         if column not in EVENT_COLUMNS:
@@ -79,18 +99,16 @@ def until_key(stage: str) -> str:
     return f"{stage}:until"
 
 
-def _with_stage(
-    pattern: Pattern | None, stage: PatternStageConfig, condition: Column, until: Column | None
+def _appended(
+    pattern: Pattern | None, stage: PatternStageConfig, element: str | Pattern
 ) -> Pattern:
     if pattern is None:
-        pattern = Pattern.begin(stage.name)
-    else:
-        pattern = getattr(pattern, stage.contiguity)(stage.name)
-    pattern = pattern.where(condition)
-    for prev in stage.previous:
-        pattern = pattern.where_previous(prev.field, prev.op, prev.stage)
-    for agg in stage.aggregates:
-        pattern = pattern.where_aggregate(agg.agg, agg.field, agg.stage, agg.op, agg.value)
+        return Pattern.begin(element)
+    return getattr(pattern, stage.contiguity)(element)  # type: ignore[no-any-return]
+
+
+def _quantified(pattern: Pattern, stage: PatternStageConfig) -> Pattern:
+    """The quantifiers a stage and a group share, applied to the pattern's last element."""
     if stage.times is not None:
         pattern = pattern.times(stage.times, stage.times_max)
     if stage.one_or_more:
@@ -103,6 +121,30 @@ def _with_stage(
         pattern = pattern.greedy()
     if stage.consecutive:
         pattern = pattern.consecutive()
+    if stage.allow_combinations:
+        pattern = pattern.allow_combinations()
+    return pattern
+
+
+def _with_group(
+    pattern: Pattern | None, stage: PatternStageConfig, sub: Pattern, until: Column | None
+) -> Pattern:
+    pattern = _quantified(_appended(pattern, stage, sub), stage)
+    if stage.until is not None:
+        assert until is not None  # compiled with the stages' where
+        pattern = pattern.until(until)
+    return pattern
+
+
+def _with_stage(
+    pattern: Pattern | None, stage: PatternStageConfig, condition: Column, until: Column | None
+) -> Pattern:
+    pattern = _appended(pattern, stage, stage.name).where(condition)
+    for prev in stage.previous:
+        pattern = pattern.where_previous(prev.field, prev.op, prev.stage)
+    for agg in stage.aggregates:
+        pattern = pattern.where_aggregate(agg.agg, agg.field, agg.stage, agg.op, agg.value)
+    pattern = _quantified(pattern, stage)
     if stage.until is not None:
         assert until is not None  # compiled with the stage's where
         pattern = pattern.until(until)
@@ -112,8 +154,9 @@ def _with_stage(
 
 
 def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, Column]:
-    """Each stage's ``where`` as a Spark Column, checked against ``events`` (parsed, resolved
-    and boolean); the first failure raises a :class:`ConfigError` naming the stage."""
+    """Each stage's ``where`` and ``until`` (nested stages' and groups' too) as a Spark
+    Column, checked against ``events`` (parsed, resolved and boolean); the first failure raises
+    a :class:`ConfigError` naming the stage by its config path."""
     from pyspark.sql import functions as F
 
     from streamwarden.operators.patterns.compile import condition_problem
@@ -123,12 +166,12 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
     # are the pipeline's own and mean nothing in a condition.
     visible = events.select(*EVENT_COLUMNS)
     columns = ", ".join(EVENT_COLUMNS)
-    for i, stage in enumerate(config.stages):
-        expressions = [("where", stage.name, stage.where)]
+    for path, stage in stage_tree(config.stages):
+        expressions = [] if stage.where is None else [("where", stage.name, stage.where)]
         if stage.until is not None:
             expressions.append(("until", until_key(stage.name), stage.until))
         for setting, key, text in expressions:
-            where = f"patterns.stages.{i} ({stage.name!r}): {setting} = {text!r}"
+            where = f"{path}: {setting} = {text!r}"
             condition = F.expr(text)  # parsed when analysed, in condition_problem
             problem = condition_problem(visible, condition)
             if problem is not None:
