@@ -188,6 +188,7 @@ def register_events(
     files: Sequence[Path],
     out_of_orderness_ms: int,
     source_mode: str = "sequential",
+    live_dir: Path | None = None,
 ) -> None:
     """Register the view ``events`` (``user_id``, ``page_number``, rowtime
     ``rt``) over ``files``, with the watermark
@@ -195,10 +196,15 @@ def register_events(
 
     ``sequential``: one HybridSource reads the files one after the other in the
     given order. ``per-file``: one filesystem table per file, ``UNION ALL``.
+    ``live_dir`` (sequential only) makes the stream unbounded: after the files,
+    the source watches that folder (every second) and reads each new file, as a
+    live job does; ``files`` may then be empty.
     """
     watermark_delay = interval_literal(out_of_orderness_ms + WATERMARK_SLACK_MS)
     if source_mode == "sequential":
-        _register_sequential(env, t_env, files, watermark_delay)
+        _register_sequential(env, t_env, files, watermark_delay, live_dir)
+    elif live_dir is not None:
+        raise ValueError("a live folder needs the sequential source mode")
     elif source_mode == "per-file":
         _register_per_file(t_env, files, watermark_delay)
     else:
@@ -210,10 +216,12 @@ def _register_sequential(
     t_env: StreamTableEnvironment,
     files: Sequence[Path],
     watermark_delay: str,
+    live_dir: Path | None = None,
 ) -> None:
     """HybridSource of one text-line FileSource per file (Java objects built
     through the py4j gateway: PyFlink has no HybridSource wrapper), parsed
-    with ``JSON_VALUE`` in SQL."""
+    with ``JSON_VALUE`` in SQL; with ``live_dir``, a last, unbounded
+    FileSource monitoring that folder."""
     gateway = get_gateway()
     jvm = gateway.jvm
     j_path = jvm.org.apache.flink.core.fs.Path
@@ -225,13 +233,24 @@ def _register_sequential(
         paths[0] = j_path(path.as_uri())
         return file_source.forRecordStreamFormat(text_lines(), paths).build()
 
-    builder = jvm.org.apache.flink.connector.base.source.hybrid.HybridSource.builder(
-        one_file(files[0])
-    )
-    for path in files[1:]:
-        builder = builder.addSource(one_file(path))
+    sources = [one_file(path) for path in files]
+    if live_dir is not None:
+        paths = gateway.new_array(j_path, 1)
+        paths[0] = j_path(live_dir.resolve().as_uri())
+        sources.append(
+            file_source.forRecordStreamFormat(text_lines(), paths)
+            .monitorContinuously(jvm.java.time.Duration.ofSeconds(1))
+            .build()
+        )
+    if len(sources) == 1:
+        source = sources[0]
+    else:
+        builder = jvm.org.apache.flink.connector.base.source.hybrid.HybridSource.builder(sources[0])
+        for one in sources[1:]:
+            builder = builder.addSource(one)
+        source = builder.build()
     lines = env.from_source(
-        Source(builder.build()), WatermarkStrategy.no_watermarks(), "jsonl-files", Types.STRING()
+        Source(source), WatermarkStrategy.no_watermarks(), "jsonl-files", Types.STRING()
     ).set_parallelism(1)  # one reader: files strictly one after the other
     schema = (
         Schema.new_builder()

@@ -24,7 +24,17 @@ For every variant (Spark state-store settings), in processes of their own:
 It also counts, in each phase's log, Spark's warnings about state stores lagging behind their
 snapshot uploads, and reports the checkpoint's snapshot and changelog files at the kill.
 
-Flink's restore of the same state from a checkpoint is not measured by this script yet.
+Flink (variants ``flink-heap`` and ``flink-rocksdb``) goes through the same three phases with
+``bench/scale/flink_live.py``: a never-ending Flink SQL sessions job over the same files, then
+watching a folder for new files, checkpointing every 2 s (RocksDB incrementally) to a retained
+checkpoint folder. The fill ends when the source has read every event and a checkpoint has
+completed after that; then SIGKILL. The restart starts the job from the retained checkpoint
+(``execution.state-recovery.path``) with the new file in the watched folder; its time runs from
+the process's start until the source has read the new file's events and a checkpoint has
+completed after that (every task restored and running, and the new events' state made
+durable: Flink's counterpart of a committed batch). Both are read from Flink's REST API. The
+baseline is the same job with no state and only the new file.
+
 Results: ``bench/results/scale-restart.json`` and ``.md``.
 """
 
@@ -37,16 +47,19 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scale.checkpoint_memory import example_config
-from scale.common import BENCH, PYTHON, RESULTS, dataset, save
+from scale.common import BENCH, FLINK_PYTHON, PYTHON, RESULTS, dataset, folder_bytes, save
 from scale.traffic import SteadyTraffic
 
 #: Spark state-store settings per variant (on top of examples/sessions.toml's).
@@ -56,6 +69,8 @@ VARIANTS: dict[str, dict[str, str]] = {
     "deltas5": {"spark.sql.streaming.stateStore.minDeltasForSnapshot": "5"},
     "maintenance15s": {"spark.sql.streaming.stateStore.maintenanceInterval": "15s"},
 }
+#: Flink variants: the state backend of bench/scale/flink_live.py.
+FLINK_VARIANTS = {"flink-heap": "heap", "flink-rocksdb": "rocksdb"}
 #: Spark's warnings that a state store is behind on snapshots (coordinator or provider).
 LAG = re.compile(r"snapshot.*(lag|behind)|(lag|behind).*snapshot", re.IGNORECASE)
 
@@ -167,8 +182,7 @@ def variant_run(name: str, traffic: SteadyTraffic, deadline: float) -> dict[str,
         "the fill",
     )
     fill_s = time.perf_counter() - t0
-    time.sleep(0)  # killed as soon as idle: the maintenance thread may be mid-upload, as in life
-    kill(proc)
+    kill(proc)  # as soon as idle: the maintenance thread may be mid-upload, as in life
     at_kill = {"last_committed": committed(ck), **state_files(ck)}
     # 2. restart with one new file
     new_file = f"events-{files:06d}-after-kill.jsonl"
@@ -203,6 +217,159 @@ def variant_run(name: str, traffic: SteadyTraffic, deadline: float) -> dict[str,
     }
 
 
+# --- Flink -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class FlinkJob:
+    """One run of ``flink_live.py`` in a process group of its own, watched through its REST API."""
+
+    def __init__(
+        self,
+        state: str,
+        inputs: Path,
+        live: Path,
+        checkpoints: Path,
+        log: Path,
+        restore: Path | None = None,
+    ) -> None:
+        self.port = free_port()
+        command = [
+            str(FLINK_PYTHON),
+            str(BENCH / "scale" / "flink_live.py"),
+            "--input",
+            str(inputs),
+            "--live",
+            str(live),
+            "--state",
+            state,
+            "--checkpoints",
+            str(checkpoints),
+            "--rest-port",
+            str(self.port),
+        ]
+        if restore is not None:
+            command += ["--restore", str(restore)]
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
+        self.job: str | None = None
+
+    def get(self, path: str) -> Any:
+        """The REST API's JSON answer, None while it is not up."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+                return json.loads(r.read())
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return None
+
+    def job_id(self) -> str | None:
+        if self.job is None:
+            jobs = (self.get("/jobs") or {}).get("jobs", [])
+            running = [j["id"] for j in jobs if j["status"] == "RUNNING"]
+            self.job = running[0] if running else None
+        return self.job
+
+    def records_read(self) -> int:
+        """Events the source has emitted (the REST API's view, refreshed every 200 ms)."""
+        job = self.job_id()
+        detail = self.get(f"/jobs/{job}") if job else None
+        if not detail:
+            return 0
+        source = next(v for v in detail["vertices"] if v["name"].startswith("Source"))
+        return int(source["metrics"].get("write-records", 0))
+
+    def checkpoints(self) -> dict[str, Any]:
+        job = self.job_id()
+        return (self.get(f"/jobs/{job}/checkpoints") if job else None) or {}
+
+    def completed_since(self, epoch_ms: int) -> dict[str, Any] | None:
+        """The latest completed checkpoint if it was triggered at or after ``epoch_ms``."""
+        latest = (self.checkpoints().get("latest") or {}).get("completed")
+        return latest if latest and latest["trigger_timestamp"] >= epoch_ms else None
+
+    def wait_read_and_checkpointed(self, events: int, deadline_s: float, what: str) -> float:
+        """Seconds until the source has read ``events`` events and a checkpoint triggered after
+        that has completed."""
+        t0 = time.perf_counter()
+        seen: list[int] = []
+
+        def done() -> bool:
+            if not seen and self.records_read() >= events:
+                seen.append(int(time.time() * 1000))
+            return bool(seen) and self.completed_since(seen[0]) is not None
+
+        wait_until(done, self.process, deadline_s, what)
+        return time.perf_counter() - t0
+
+    def kill(self) -> None:
+        kill(self.process)
+
+
+def retained_checkpoint(folder: Path) -> Path:
+    """The newest complete checkpoint (a ``chk-N`` folder with ``_metadata``) under ``folder``."""
+    done = [m.parent for m in folder.glob("*/chk-*/_metadata")]
+    if not done:
+        raise RuntimeError(f"no complete checkpoint under {folder}")
+    return max(done, key=lambda p: int(p.name.removeprefix("chk-")))
+
+
+def flink_variant_run(name: str, traffic: SteadyTraffic, deadline: float) -> dict[str, Any]:
+    if not FLINK_PYTHON.exists():
+        raise SystemExit(f"{name}: run bench/setup_flink.sh first")
+    state = FLINK_VARIANTS[name]
+    work = BENCH / "out" / "scale" / f"restart-n{traffic.slots}-{name}"
+    shutil.rmtree(work, ignore_errors=True)
+    live, checkpoints = work / "live", work / "checkpoints"
+    live.mkdir(parents=True)
+    inputs = dataset(traffic)
+    # 1. fill: every file read and checkpointed, then SIGKILL
+    t0 = time.perf_counter()
+    job = FlinkJob(state, inputs, live, checkpoints, work / "fill.log")
+    job.wait_read_and_checkpointed(traffic.total_events, deadline, "the Flink fill")
+    fill_s = time.perf_counter() - t0
+    at_kill_checkpoint = job.completed_since(0) or {}
+    job.kill()
+    restore = retained_checkpoint(checkpoints)
+    at_kill = {
+        "checkpoint": restore.name,
+        "state_bytes": folder_bytes(checkpoints),
+        "checkpointed_size": at_kill_checkpoint.get("checkpointed_size"),
+        "state_size": at_kill_checkpoint.get("state_size"),
+    }
+    # 2. restart from the retained checkpoint, with one new file
+    new_file = "events-after-kill.jsonl"
+    one_file_batch(traffic, live, new_file)
+    job = FlinkJob(state, inputs, live, checkpoints, work / "restart.log", restore=restore)
+    restart_s = job.wait_read_and_checkpointed(traffic.batch_events, deadline, "the Flink restart")
+    restored = (job.checkpoints().get("latest") or {}).get("restored")
+    job.kill()
+    if not restored:
+        raise RuntimeError(f"{name}: the restarted job did not restore {restore}")
+    # 3. baseline: no state, only the new file
+    base = work / "baseline"
+    (base / "live").mkdir(parents=True)
+    shutil.copy2(live / new_file, base / "live")
+    job = FlinkJob(state, base / "none", base / "live", base / "checkpoints", work / "baseline.log")
+    baseline_s = job.wait_read_and_checkpointed(traffic.batch_events, deadline, "the baseline")
+    job.kill()
+    return {
+        "variant": name,
+        "conf": {"state.backend.type": state},
+        "fill_seconds": fill_s,
+        "restart_seconds": restart_s,
+        "baseline_seconds": baseline_s,
+        "restore_seconds": restart_s - baseline_s,
+        "at_kill": at_kill,
+        "restored": restored,
+    }
+
+
 def report(document: dict[str, Any]) -> str:
     lines = [
         f"{document['keys']:,} keys of state; seconds from process start to the new batch "
@@ -215,12 +382,19 @@ def report(document: dict[str, Any]) -> str:
     for r in document["results"]:
         k = r["at_kill"]
         settings = ", ".join(f"{key.rsplit('.', 1)[1]}={v}" for key, v in r["conf"].items()) or "-"
+        files = (
+            f"{k['snapshot_zips']} / {k['changelog_files']}"
+            if "snapshot_zips" in k
+            else f"Flink {k['checkpoint']}"
+        )
+        lag = r.get("lag_warnings")
+        warnings = f"{lag['fill']}, {lag['restart']}" if lag else "-"
         lines.append(
             f"| {r['variant']} | {settings} | {r['restart_seconds']:.1f} "
             f"| {r['baseline_seconds']:.1f} "
-            f"| {r['restore_seconds']:.1f} | {k['snapshot_zips']} / {k['changelog_files']} "
+            f"| {r['restore_seconds']:.1f} | {files} "
             f"| {k['state_bytes'] / 1e6:,.1f} "
-            f"| {r['lag_warnings']['fill']}, {r['lag_warnings']['restart']} |"
+            f"| {warnings} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -235,7 +409,9 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--batch-events", type=int, default=20_000)
     parser.add_argument("--steady-batches", type=int, default=30)
-    parser.add_argument("--variants", default="default,deltas50,maintenance15s")
+    parser.add_argument(
+        "--variants", default="default,deltas50,maintenance15s,flink-heap,flink-rocksdb"
+    )
     parser.add_argument("--deadline", type=float, default=3600, help="seconds per phase")
     parser.add_argument("--name", default="scale-restart")
     args = parser.parse_args()
@@ -246,8 +422,9 @@ def main() -> None:
         slots=args.keys, batch_events=args.batch_events, steady_batches=args.steady_batches
     )
     results = []
-    for name in args.variants.split(","):
-        results.append(variant_run(name.strip(), traffic, args.deadline))
+    for name in (v.strip() for v in args.variants.split(",")):
+        run = flink_variant_run if name in FLINK_VARIANTS else variant_run
+        results.append(run(name, traffic, args.deadline))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     document = {"args": vars(args), "keys": args.keys, "results": results}
     save(args.name, document)

@@ -259,8 +259,19 @@ def flink_engine(
     return {"summary": summary, "runs": runs}
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
-    results: list[dict[str, Any]] = []
+def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """Runs every (N, B, engine) point, saving the results file after each one, so a run that is
+    stopped keeps what it measured; with ``--resume`` the points already in the file are kept
+    and not run again."""
+    saved = RESULTS / f"{name}.json"
+    results: list[dict[str, Any]] = (
+        json.loads(saved.read_text())["results"] if args.resume and saved.exists() else []
+    )
+    done = {(r["keys"], r["batch_events"], r["engine"]) for r in results}
+    document: dict[str, Any] = {
+        "args": {k: v for k, v in vars(args).items() if k != "func"},
+        "results": results,
+    }
     engines = (
         [e.strip() for e in args.engines.split(",")]
         if args.engines
@@ -271,6 +282,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             traffic = SteadyTraffic(slots=n, batch_events=b, steady_batches=args.steady_batches)
             path = dataset(traffic)
             for engine in engines:
+                if (n, b, engine) in done:
+                    continue
                 t0 = time.perf_counter()
                 if engine in SPARK_ENGINES[args.workload]:
                     run = spark_engine(engine, traffic, path, args)
@@ -287,6 +300,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 if run is None:
                     continue
                 results.append({"keys": n, "batch_events": b, "engine": engine, **run})
+                save(name, document)
                 s = run["summary"]
                 print(
                     f"N={n:,} B={b:,} {engine}: {s['per_batch_ms']:.0f} ms per batch "
@@ -294,7 +308,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     file=sys.stderr,
                     flush=True,
                 )
-    return {"args": {k: v for k, v in vars(args).items() if k != "func"}, "results": results}
+    return document
 
 
 def report(document: dict[str, Any], name: str) -> str:
@@ -435,6 +449,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workload", choices=sorted(SPARK_ENGINES), default="sessions")
     parser.add_argument("--engines", help="comma-separated subset of the workload's engines")
     parser.add_argument("--name", help="results file name (default scale-state-growth[-patterns])")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the points already in the results file and run only the missing ones",
+    )
     return parser.parse_args(argv)
 
 
@@ -444,7 +463,7 @@ def main() -> None:
         spark_run(args)
         return
     name = args.name or "scale-state-growth" + ("-patterns" if args.workload == "patterns" else "")
-    document = measure(args)
+    document = measure(args, name)
     save(name, document)
     print(report(document, name))
     plot(document, name)
