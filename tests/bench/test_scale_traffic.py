@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from scale.traffic import SteadyTraffic, write_files
+from scale.traffic import SteadyTraffic, settling_warmup, write_files
 
 GAP_MS = 30 * 60_000
 
@@ -69,3 +69,23 @@ def test_files_hold_warmup_then_one_batch_each_in_time_order(tmp_path: Path) -> 
     assert stamps == sorted(stamps)
     users = Counter(json.loads(line)["user_id"] for f in files for line in f.open())
     assert sum(users.values()) == traffic.total_events
+
+
+def test_the_settling_warmup_puts_the_measured_quarter_past_every_keys_first_deadline() -> None:
+    deadline = timedelta(minutes=31)
+    slots, batch, steady = 1_000, 5, 40
+    revisits = settling_warmup(slots, batch, steady, deadline)
+
+    def tail_start_ms(warmup: int) -> int:
+        traffic = SteadyTraffic(slots, batch, steady, warmup_revisits=warmup)
+        return traffic.event(traffic.warmup_events + (steady - steady // 4) * batch).ts_ms
+
+    traffic = SteadyTraffic(slots, batch, steady, warmup_revisits=revisits)
+    last_first_deadline = traffic.event(slots - 1).ts_ms + deadline // timedelta(milliseconds=1)
+    assert revisits > 1
+    assert tail_start_ms(revisits) >= last_first_deadline
+    assert tail_start_ms(revisits - 1) < last_first_deadline
+
+
+def test_a_long_steady_phase_needs_no_more_than_one_warmup_revisit() -> None:
+    assert settling_warmup(10_000, 5_000, 40, timedelta(minutes=31)) == 1
