@@ -78,6 +78,11 @@ def last_quarter_median(rows: Sequence[dict[str, Any]], key: str) -> float:
     return float(statistics.median(r[key] for r in tail))
 
 
+def tail_mean(rows: Sequence[dict[str, Any]], key: str, count: int) -> float:
+    """Mean of ``key`` over the last ``count`` of ``rows`` (at least one row)."""
+    return float(statistics.fmean(r[key] for r in rows[len(rows) - max(1, count) :]))
+
+
 def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
     """Least-squares ``y = a + b x`` over ``points``; None with fewer than two distinct x."""
     if len({x for x, _ in points}) < 2:

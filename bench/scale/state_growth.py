@@ -27,15 +27,19 @@ traffic alternates pages 1, 2 per key, so about half the keys hold a partial mat
   ``flink-match``     Flink SQL ``MATCH_RECOGNIZE`` on heap, checkpoints every 2 s
                       (``bench/flink_patterns.py``)
 
-The warm-up is long enough (``--warmup-revisits``, by default ``settling_warmup``) that the
-measured last quarter lies past every key's first deadline: deadline timers fire and retired
-keys' sessions close at their steady rates there. A first full run with a one-touch warm-up
-measured 1M keys and 5k-event batches before any session had ever closed (40 batches are 3
-minutes of event time), which flattered every engine that defers work to timers.
+The measured batches are the last quarter of the steady ones, and at least one deadline-timer
+cycle (30 minutes of event time, ``CYCLE``); the steady phase is made long enough (at 1M keys
+and 5k-event batches, 534 batches) and the warm-up long enough (``--warmup-revisits``, by
+default ``settling_warmup``) that the measured batches lie past every key's first deadline:
+deadline timers fire and retired keys' sessions close at their steady rates there. A first full
+run with a one-touch warm-up and 40 steady batches measured 1M keys and 5k-event batches before
+any session had ever closed (40 batches are 3 minutes of event time), which flattered every
+engine that defers work to timers.
 
 Spark engines read one file per micro-batch (``maxFilesPerTrigger`` 1). Their per-batch time is
-the median of ``triggerExecution`` over the last quarter of the steady batches, broken into the
-parts of ``durationMs`` and the state operator's update, removal and commit times.
+the mean of ``triggerExecution`` over the measured batches, broken into the parts of
+``durationMs`` and the state operator's update, removal and commit times (means too); the median
+of the last quarter is kept beside it.
 
 Flink has no micro-batches: it runs the same job twice in fresh JVMs, once on the warm-up files
 alone and once on warm-up + steady files, and its per-batch-equivalent time is the difference of
@@ -85,8 +89,9 @@ from scale.common import (
     last_quarter_median,
     run_json,
     save,
+    tail_mean,
 )
-from scale.traffic import SteadyTraffic, settling_warmup
+from scale.traffic import SteadyTraffic, cycle_batches, settling_warmup
 
 SPARK_ENGINES = {
     "sessions": ("sessionize", "session_window", "read_validate"),
@@ -100,6 +105,14 @@ CHECKPOINT_EVERY = "2s"
 #: A session's (and a partial match's) deadline: the 30-minute gap (``within``) plus the minute
 #: of allowed lateness (``sessions_bench.GAP + DELAY``).
 DEADLINE = timedelta(minutes=31)
+#: The period of the deadline-timer waves. streamwarden keeps a key's timer until it comes due
+#: and then moves it to the session's new deadline (TimerPolicy), so an active key touched every
+#: 15 minutes has its timer fire about every second touch; the traffic's regularity lines those
+#: firings up into waves with a 30-minute period (e.g. 4,300 then 200 timers per batch at 10k
+#: keys and 7.5 minutes per batch). A per-batch figure averages whole cycles, or it measures a
+#: phase: the first runs' last-quarter median at 1M keys and 5k-event batches (0.75 minutes of
+#: event time) sampled 200 firings per batch where the long-run rate is ~2,500.
+CYCLE = timedelta(minutes=30)
 
 
 # --- one Spark engine run, in its own process ----------------------------------------------
@@ -194,11 +207,39 @@ def spark_engine(
         raise RuntimeError(
             f"{engine}: {len(steady)} steady batches, expected {traffic.steady_batches}"
         )
-    summary: dict[str, Any] = {
-        "per_batch_ms": last_quarter_median(steady, "ms_triggerExecution"),
-        **{f"{k}_ms": last_quarter_median(steady, f"ms_{k}") for k in DURATION_PARTS[1:]},
+    summary: dict[str, Any] = steady_figures(steady, measured_batches(traffic))
+    summary.update(
+        no_data_batches=len(out["batches"]) - len(data),
+        warmup_seconds=sum(b["ms_triggerExecution"] for b in data[: traffic.warmup_files]) / 1000,
+        seconds=out["seconds"],
+        outputs=out["outputs"],
+    )
+    return {"summary": summary, "batches": out["batches"]}
+
+
+def measured_batches(traffic: SteadyTraffic) -> int:
+    """How many of the last steady batches the figures average: a quarter, and at least one
+    deadline-timer cycle (``CYCLE``) of event time."""
+    cycle = cycle_batches(traffic.slots, traffic.batch_events, CYCLE, traffic.revisit)
+    return max(traffic.steady_batches // 4, cycle)
+
+
+def steady_batch_count(n: int, b: int, at_least: int) -> int:
+    """Steady batches for N keys and B events per batch: ``at_least``, and enough that one
+    deadline-timer cycle is at most the last three quarters of them."""
+    return max(at_least, -(-cycle_batches(n, b, CYCLE) * 4 // 3))
+
+
+def steady_figures(steady: list[dict[str, Any]], measured: int) -> dict[str, Any]:
+    """The per-batch figures: means over the last ``measured`` steady batches, and the median of
+    the last quarter (the first runs' figure, kept for comparison)."""
+    return {
+        "per_batch_ms": tail_mean(steady, "ms_triggerExecution", measured),
+        "measured_batches": measured,
+        "median_last_quarter_ms": last_quarter_median(steady, "ms_triggerExecution"),
+        **{f"{k}_ms": tail_mean(steady, f"ms_{k}", measured) for k in DURATION_PARTS[1:]},
         **{
-            k: last_quarter_median(steady, f"state_{k}")
+            k: tail_mean(steady, f"state_{k}", measured)
             for k in (
                 "allUpdatesTimeMs",
                 "allRemovalsTimeMs",
@@ -207,13 +248,10 @@ def spark_engine(
                 "numRowsRemoved",
             )
         },
-        "no_data_batches": len(out["batches"]) - len(data),
-        "warmup_seconds": sum(b["ms_triggerExecution"] for b in data[: traffic.warmup_files])
-        / 1000,
-        "seconds": out["seconds"],
-        "outputs": out["outputs"],
+        "expired_timers": tail_mean(
+            [{"t": b["custom"].get("numExpiredTimers", 0)} for b in steady], "t", measured
+        ),
     }
-    return {"summary": summary, "batches": out["batches"]}
 
 
 def flink_engine(
@@ -299,13 +337,12 @@ def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
     )
     for n in args.keys:
         for b in args.batch_events:
-            warmup = args.warmup_revisits or settling_warmup(n, b, args.steady_batches, DEADLINE)
-            traffic = SteadyTraffic(
-                slots=n,
-                batch_events=b,
-                steady_batches=args.steady_batches,
-                warmup_revisits=warmup,
+            steady = steady_batch_count(n, b, args.steady_batches)
+            traffic = SteadyTraffic(slots=n, batch_events=b, steady_batches=steady)
+            warmup = args.warmup_revisits or settling_warmup(
+                n, b, steady, DEADLINE, measured=measured_batches(traffic)
             )
+            traffic = dataclasses.replace(traffic, warmup_revisits=warmup)
             path = dataset(traffic)
             for engine in engines:
                 if (n, b, engine) in done:
@@ -318,9 +355,7 @@ def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
                     # the noise of a Flink job's start and end (see the module docstring)
                     longer = dataclasses.replace(
                         traffic,
-                        steady_batches=max(
-                            args.steady_batches, -(-args.flink_min_steady_events // b)
-                        ),
+                        steady_batches=max(steady, -(-args.flink_min_steady_events // b)),
                     )
                     run = flink_engine(engine, longer, dataset(longer), args)
                 if run is None:

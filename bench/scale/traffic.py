@@ -26,6 +26,7 @@ Pure Python, no Spark: ``tests/bench/test_scale_traffic.py`` checks these invari
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Iterator
@@ -33,7 +34,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-__all__ = ["Event", "SteadyTraffic", "settling_warmup", "write_files"]
+__all__ = ["Event", "SteadyTraffic", "cycle_batches", "settling_warmup", "write_files"]
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -117,14 +118,23 @@ class SteadyTraffic:
         return -(-self.warmup_events // self.warmup_file_events)
 
 
+def cycle_batches(
+    slots: int, batch_events: int, cycle: timedelta, revisit: timedelta = timedelta(minutes=15)
+) -> int:
+    """How many batches of ``batch_events`` span ``cycle`` of event time (at least one)."""
+    return max(1, math.ceil(cycle / (revisit * batch_events / slots)))
+
+
 def settling_warmup(
     slots: int,
     batch_events: int,
     steady_batches: int,
     deadline: timedelta,
     revisit: timedelta = timedelta(minutes=15),
+    measured: int | None = None,
 ) -> int:
-    """The fewest warm-up revisits after which the last quarter of the steady batches is settled.
+    """The fewest warm-up revisits after which the measured last batches are settled: the last
+    ``measured`` of the steady batches (default: the last quarter).
 
     Settled: every key's first deadline (its first touch + ``deadline``, the session gap plus
     the allowed lateness) has passed, so deadline timers fire and retired keys' sessions close
@@ -133,7 +143,8 @@ def settling_warmup(
     batches cover only 3 minutes of event time.
     """
     settled = revisit + deadline  # the last first touch, then its deadline
-    tail_starts = (steady_batches - max(1, steady_batches // 4)) * batch_events / slots * revisit
+    measured = measured or max(1, steady_batches // 4)
+    tail_starts = (steady_batches - measured) * batch_events / slots * revisit
     return max(1, -(-(settled - tail_starts) // revisit))
 
 

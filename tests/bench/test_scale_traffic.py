@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from scale.traffic import SteadyTraffic, settling_warmup, write_files
+from scale.traffic import SteadyTraffic, cycle_batches, settling_warmup, write_files
 
 GAP_MS = 30 * 60_000
 
@@ -89,3 +89,9 @@ def test_the_settling_warmup_puts_the_measured_quarter_past_every_keys_first_dea
 
 def test_a_long_steady_phase_needs_no_more_than_one_warmup_revisit() -> None:
     assert settling_warmup(10_000, 5_000, 40, timedelta(minutes=31)) == 1
+
+
+def test_a_cycle_of_event_time_is_counted_in_whole_batches() -> None:
+    # 1M keys, 5k events per batch: 0.075 minutes of event time per batch
+    assert cycle_batches(1_000_000, 5_000, timedelta(minutes=30)) == 400
+    assert cycle_batches(10_000, 50_000, timedelta(minutes=30)) == 1
