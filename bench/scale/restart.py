@@ -373,7 +373,7 @@ def flink_variant_run(name: str, traffic: SteadyTraffic, deadline: float) -> dic
 def report(document: dict[str, Any]) -> str:
     lines = [
         f"{document['keys']:,} keys of state; seconds from process start to the new batch "
-        "committed (loaded machine unless stated):",
+        "committed (one run per variant):",
         "",
         "| variant | settings | restart s | baseline s (no state) | restore s (difference) "
         "| snapshots / changelogs at kill | state MB | snapshot-lag warnings (fill, restart) |",
