@@ -382,7 +382,7 @@ def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
 
 def report(document: dict[str, Any], name: str) -> str:
     """The Markdown tables (per-batch time, and fixed vs per-row cost) and the crossovers."""
-    results = document["results"]
+    results = sorted(document["results"], key=lambda r: (r["keys"], r["batch_events"], r["engine"]))
     lines = [
         "| open keys N | events per batch B | engine | per batch ms | addBatch | planning "
         "| getBatch + latestOffset | walCommit + commitOffsets | state updates | state removals "
@@ -527,6 +527,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--engines", help="comma-separated subset of the workload's engines")
     parser.add_argument("--name", help="results file name (default scale-state-growth[-patterns])")
     parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="write the tables and the plot from the results file, measure nothing",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="keep the points already in the results file and run only the missing ones",
@@ -540,8 +545,11 @@ def main() -> None:
         spark_run(args)
         return
     name = args.name or "scale-state-growth" + ("-patterns" if args.workload == "patterns" else "")
-    document = measure(args, name)
-    save(name, document)
+    if args.report_only:
+        document = json.loads((RESULTS / f"{name}.json").read_text())
+    else:
+        document = measure(args, name)
+        save(name, document)
     print(report(document, name))
     plot(document, name)
 
