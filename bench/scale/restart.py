@@ -47,7 +47,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -61,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scale.checkpoint_memory import example_config
 from scale.common import BENCH, FLINK_PYTHON, PYTHON, RESULTS, dataset, folder_bytes, save
 from scale.traffic import SteadyTraffic
+from streamwarden.local_server import free_ports
 
 #: Spark state-store settings per variant (on top of examples/sessions.toml's).
 VARIANTS: dict[str, dict[str, str]] = {
@@ -220,13 +220,6 @@ def variant_run(name: str, traffic: SteadyTraffic, deadline: float) -> dict[str,
 # --- Flink -----------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 class FlinkJob:
     """One run of ``flink_live.py`` in a process group of its own, watched through its REST API."""
 
@@ -239,7 +232,7 @@ class FlinkJob:
         log: Path,
         restore: Path | None = None,
     ) -> None:
-        self.port = free_port()
+        (self.port,) = free_ports(1)
         command = [
             str(FLINK_PYTHON),
             str(BENCH / "scale" / "flink_live.py"),
