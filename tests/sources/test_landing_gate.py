@@ -35,6 +35,25 @@ def test_a_guard_tells_its_gate_the_files_it_passed_and_never_a_bad_one(tmp_path
     assert told == [["a.jsonl"], ["b.jsonl"]]
 
 
+def test_a_guard_forgets_and_tells_its_gate_the_passed_files_that_are_gone(tmp_path):
+    # a retention job deletes read landing files: the guard must not keep their names forever
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_text("{}\n")
+    guard = LandingGuard(tmp_path, "*.jsonl")
+    passed: list[list[str]] = []
+    gone: list[list[str]] = []
+    guard.on_passed(passed.append)
+    guard.on_gone(gone.append)
+    guard.sweep()
+    (tmp_path / "a.jsonl").unlink()
+    guard.sweep()
+    guard.sweep()  # nothing more gone: nothing told
+    (tmp_path / "a.jsonl").write_text("{}\n")  # a new file under the old name: checked again
+    guard.sweep()
+    assert passed == [["a.jsonl", "b.jsonl"], ["a.jsonl"]]
+    assert gone == [["a.jsonl"]]
+
+
 @pytest.mark.spark
 def test_a_bad_file_landing_between_two_polls_is_moved_aside_and_never_listed(spark, tmp_path):
     landing = tmp_path / "landing"

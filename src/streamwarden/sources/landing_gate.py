@@ -16,6 +16,7 @@ which lists the folder. A folder that no guard watches is not filtered.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from streamwarden.spark.jvm import call_engine
@@ -41,8 +42,8 @@ class LandingGate:
 
     def attach(self, guard: LandingGuard) -> None:
         """From now on Spark lists only the files of ``guard``'s folder that it has passed
-        (those passed so far, then each one as a sweep passes it). Call before the query that
-        reads the folder starts."""
+        (those passed so far, then each one as a sweep passes it, until a sweep finds it gone).
+        Call before the query that reads the folder starts."""
         jvm_filter = call_engine(
             self._spark, "landing gate", lambda jvm: jvm.io.streamwarden.engine.fs.LandingFilter
         )
@@ -53,14 +54,18 @@ class LandingGate:
         jvm = self._spark._jvm
         assert jvm is not None
 
-        def passed(names: list[str]) -> None:
-            listed: Any = jvm.java.util.ArrayList()
-            for name in names:
-                listed.add(name)
-            for folder in folders:
-                getattr(jvm_filter, "pass")(folder, listed)
+        def tell(method: str) -> Callable[[list[str]], None]:
+            def told(names: list[str]) -> None:
+                listed: Any = jvm.java.util.ArrayList()
+                for name in names:
+                    listed.add(name)
+                for folder in folders:
+                    getattr(jvm_filter, method)(folder, listed)
 
-        guard.on_passed(passed)
+            return told
+
+        guard.on_passed(tell("pass"))
+        guard.on_gone(tell("forget"))
 
 
 def _spellings(folder: str) -> list[str]:

@@ -94,6 +94,7 @@ class LandingGuard:
         self.schema = schema
         self._checked: set[str] = set()
         self._on_passed: Callable[[list[str]], None] | None = None
+        self._on_gone: Callable[[list[str]], None] | None = None
         #: Whether :meth:`sweep` ran at least once.
         self.swept = False
 
@@ -105,17 +106,33 @@ class LandingGuard:
         if self._checked:
             callback(sorted(self._checked))
 
+    def on_gone(self, callback: Callable[[list[str]], None]) -> None:
+        """Tells ``callback`` the names of passed files that a sweep found gone from the folder
+        (deleted by a retention job, moved away), so that the gate forgets them too. One
+        callback: a later one replaces it."""
+        self._on_gone = callback
+
     def sweep(self) -> list[BadFile]:
         """Checks the files not checked yet; returns those moved aside this time. Costs one
-        listing of the folder when nothing new landed."""
+        listing of the folder when nothing new landed.
+
+        The names passed are kept only while their files are in the folder: a stream that runs
+        for months beside a retention job that deletes old landing files would otherwise hold
+        the name of every file it ever read (here and in the gate), growing without end."""
         moved: list[BadFile] = []
         passed: list[str] = []
         self.swept = True
         try:
             with os.scandir(self.landing) as listing:
-                new = sorted(e.name for e in listing if e.name not in self._checked)
+                present = {e.name for e in listing}
         except FileNotFoundError:
-            return []
+            present = set()
+        gone = self._checked - present
+        if gone:
+            self._checked -= gone
+            if self._on_gone is not None:
+                self._on_gone(sorted(gone))
+        new = sorted(present - self._checked)
         for name in new:
             path = self.landing / name
             if name.startswith((".", "_")) or not path.is_file():

@@ -30,6 +30,18 @@ public final class LandingFilter implements PathFilter {
     PASSED.computeIfAbsent(withoutSlash(folder), f -> ConcurrentHashMap.newKeySet()).addAll(names);
   }
 
+  /**
+   * Forgets the names {@code names} of {@code folder}, files the guard found gone (deleted by a
+   * retention job): without it a stream beside such a job would keep every name it ever read.
+   * A file landing again under a forgotten name waits, unlisted, for the guard to check it.
+   */
+  public static void forget(String folder, List<String> names) {
+    Set<String> passed = PASSED.get(withoutSlash(folder));
+    if (passed != null) {
+      names.forEach(passed::remove); // not removeAll: it would scan the whole set per name
+    }
+  }
+
   /** Guards {@code folder}: from now on Spark lists only its files passed with {@link #pass}. */
   public static void guard(String folder) {
     PASSED.computeIfAbsent(withoutSlash(folder), f -> ConcurrentHashMap.newKeySet());
