@@ -13,7 +13,7 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark.sql.streaming.listener import StreamingQueryListener
 
@@ -45,9 +45,26 @@ if TYPE_CHECKING:
     )
     from pyspark.sql.streaming.query import StreamingQuery
 
-__all__ = ["QueryMonitor"]
+__all__ = ["RECENT_BATCHES", "QueryMonitor", "keep_newest"]
 
 log = logging.getLogger("streamwarden.monitoring")
+
+#: How many of the newest batches (records, findings, errors, failures) a monitor, and a run's
+#: result, keep in memory. A stream runs for months: keeping every batch's record (about 20 KB
+#: of Python objects with its progress) would grow the driver by gigabytes. The progress log on
+#: disk keeps them all, rotated.
+RECENT_BATCHES = 1000
+
+T = TypeVar("T")
+
+
+def keep_newest(items: list[T], item: T, limit: int | None = None) -> None:
+    """Appends ``item`` to ``items``, dropping the oldest beyond ``limit`` (default
+    :data:`RECENT_BATCHES`)."""
+    items.append(item)
+    limit = RECENT_BATCHES if limit is None else limit
+    if len(items) > limit:
+        del items[: len(items) - limit]
 
 
 def _wall_ms() -> int:
@@ -76,9 +93,12 @@ class QueryMonitor:
         self.checkpoint = checkpoint
         self.config = config = config or MonitoringConfig()
         self.clock_ms = clock_ms
+        #: The records of the newest batches (:data:`RECENT_BATCHES`), oldest first.
         self.records: list[BatchRecord] = []
-        #: The failures of the query the supervisor recorded, oldest first.
+        #: The newest failures of the query the supervisor recorded, oldest first.
         self.failures: list[QueryFailure] = []
+        self._failure_count = 0
+        #: The newest failures of the monitoring itself (never raised), oldest first.
         self.errors: list[str] = []
         self.leak_alarm = LeakAlarm(
             config.alarm_window, config.state_growth_threshold, config.input_steady_tolerance
@@ -109,6 +129,7 @@ class QueryMonitor:
 
     @property
     def findings(self) -> list[Finding]:
+        """The findings of the batches in :attr:`records`."""
         return [f for r in self.records for f in r.findings]
 
     def start(self) -> QueryMonitor:
@@ -197,7 +218,7 @@ class QueryMonitor:
         for finding in findings:
             if finding.kind != "slow_batch":  # that one has its own rate-limited log line
                 log.warning("%s: %s (see %s)", finding.kind, finding.message, finding.see)
-        self.records.append(record)
+        keep_newest(self.records, record)
         if self.exporter is not None:
             self.exporter.update(record)
         if self.progress_log is not None:
@@ -209,12 +230,13 @@ class QueryMonitor:
     def record_failure(self, failure: QueryFailure) -> None:
         """Records a failure of the query (the supervisor's): a progress-log line, the
         failure and restart counters, and the status file's last failure."""
-        self.failures.append(failure)
+        keep_newest(self.failures, failure)
+        self._failure_count += 1
         if self.exporter is not None:
             self.exporter.record_failure(failure)
         if self.progress_log is not None:
             self.progress_log.append_failure(failure)
-        self._status.update(last_failure=failure.to_json(), failures=len(self.failures))
+        self._status.update(last_failure=failure.to_json(), failures=self._failure_count)
         self._publish()
 
     def on_terminated(self, exception: str | None) -> None:
@@ -261,7 +283,7 @@ class _Listener(StreamingQueryListener):
         try:
             call()
         except Exception as exc:
-            self.monitor.errors.append(f"{what}: {exc!r}")
+            keep_newest(self.monitor.errors, f"{what}: {exc!r}")
             log.exception("monitoring failed on %s", what)
 
     def onQueryStarted(self, event: QueryStartedEvent) -> None:

@@ -6,8 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +29,14 @@ from streamwarden.monitoring.failures import (
     file_named_in,
     key_named_in,
 )
+from streamwarden.monitoring.monitor import keep_newest
 from streamwarden.operators import operator_of
 from streamwarden.operators.base import BatchStats, OperatorStep
 from streamwarden.pipeline.idle import IdleTicker, prune_ticks_log, read_records, write_tick
 from streamwarden.pipeline.interrupt import StopRequest, stop_requested_on_signals
 from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.quarantine import PoisonList, QuarantinedRecord, mark_quarantined
+from streamwarden.pipeline.result import RunResult, max_event_ms
 from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
 from streamwarden.sources.base import source_of
 from streamwarden.spark.jvm import java_message
@@ -62,19 +63,6 @@ ProgressCallback = Callable[[dict[str, Any], "BatchStats | None"], None]
 def ticks_dir(config: PipelineConfig) -> Path:
     """Where the idle ticker writes; inside the checkpoint, which owns what the ticks did."""
     return config.checkpoint.path / "streamwarden" / "ticks"
-
-
-@dataclass
-class RunResult:
-    """What a run did, batch by batch; the failures the supervisor restarted after, and the
-    signal that stopped the run (``"SIGTERM"``), if one did."""
-
-    progress: list[dict[str, Any]] = field(default_factory=list)
-    batches: list[BatchStats] = field(default_factory=list)
-    failures: list[QueryFailure] = field(default_factory=list)
-    stopped: str | None = None
-    #: Input the source moved aside instead of reading (bad landing files), one line each.
-    set_aside: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -241,11 +229,7 @@ class Pipeline:
         result = self._run(attempt, stop)
         if attempt.drain and result.stopped is None:
             write_tick(ticks_dir(self.config), self._drain_tick(result))
-            more = self._run(replace(attempt, once=True, on_started=None), stop)
-            result.progress += more.progress
-            result.batches += more.batches
-            result.set_aside += more.set_aside
-            result.stopped = more.stopped
+            result.then(self._run(replace(attempt, once=True, on_started=None), stop))
         return result
 
     def _supervised(
@@ -272,7 +256,7 @@ class Pipeline:
                 now = attempt.now_ms()
                 decision = policy.decide(now) if is_restartable(exc) else None
                 failure = self._failure_record(exc, now, decision)
-                failures.append(failure)
+                keep_newest(failures, failure)  # the newest: enough for the budget's window
                 if self.monitor is not None:
                     self.monitor.record_failure(failure)
                 if on_failure is not None:
@@ -364,13 +348,12 @@ class Pipeline:
     def _drain_tick(self, result: RunResult) -> int:
         """An event time past every deadline of every state the pipeline may hold."""
         horizon_ms = int(self.operator.drain_horizon(self.config).total_seconds() * 1000) + 1
-        seen = [m for p in result.progress if (m := max_event_ms(p)) is not None]
         # a run with no new input knows only the checkpoint's watermark, which trails the
         # latest event time by the watermark delay
         delay_ms = int(self.operator.watermark_delay(self.config).total_seconds() * 1000)
         checkpoint = CheckpointFiles.existing(self.config.checkpoint.path)
         watermark_ms = 0 if checkpoint is None else checkpoint.watermark_ms()
-        latest = max([*seen, watermark_ms + delay_ms])
+        latest = max(result.max_event_ms or 0, watermark_ms + delay_ms)
         return latest + horizon_ms
 
     def _run(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
@@ -445,9 +428,7 @@ class Pipeline:
                 continue
             seen = progress["batchId"]
             stats = self.operator.stats_from_progress(progress)
-            result.progress.append(progress)
-            if stats is not None:
-                result.batches.append(stats)
+            result.add(progress, stats)
             if attempt.on_progress is not None:
                 attempt.on_progress(progress, stats)
             source_of(self.config.source).after_batch(self.config)
@@ -516,11 +497,3 @@ def executed(progress: dict[str, Any]) -> bool:
     """Whether a progress update reports a batch that ran. While there is nothing to do, Spark
     also reports idle triggers, under the id of the batch that has not run yet."""
     return "addBatch" in (progress.get("durationMs") or {})
-
-
-def max_event_ms(progress: dict[str, Any]) -> int | None:
-    """The largest event time a batch saw, in epoch milliseconds."""
-    text = progress.get("eventTime", {}).get("max")
-    if not text:
-        return None
-    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)

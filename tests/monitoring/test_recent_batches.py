@@ -1,0 +1,69 @@
+"""A monitor watches a stream for months: it keeps the records, findings, failures and errors
+of the newest batches only (``RECENT_BATCHES``), so the driver does not grow by a record per
+batch; the progress log on disk keeps them all. No Spark: the monitor is fed progress as its
+listener would."""
+
+from __future__ import annotations
+
+import json
+
+from streamwarden.monitoring.failures import QueryFailure
+from streamwarden.monitoring.monitor import RECENT_BATCHES, QueryMonitor, keep_newest
+from streamwarden.monitoring.progress_log import (
+    PROGRESS_FILE,
+    progress_dir,
+    read_failures,
+    read_status,
+)
+
+
+def _progress(batch: int) -> dict:
+    # a Kafka batch that read past one offset without a record: one finding per batch
+    return {
+        "id": "q",
+        "name": "q",
+        "batchId": batch,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "numInputRows": 9,
+        "durationMs": {"addBatch": 5, "triggerExecution": 9},
+        "sources": [
+            {
+                "description": "KafkaV2[Subscribe[t]]",
+                "startOffset": json.dumps({"t": {"0": batch * 10}}),
+                "endOffset": {"t": {"0": batch * 10 + 10}},
+                "latestOffset": json.dumps({"t": {"0": batch * 10 + 10}}),
+                "numInputRows": 9,
+            }
+        ],
+    }
+
+
+def test_keep_newest_drops_the_oldest_beyond_the_limit():
+    items: list[int] = []
+    for i in range(7):
+        keep_newest(items, i, limit=3)
+    assert items == [4, 5, 6]
+
+
+def test_a_monitor_keeps_the_records_and_findings_of_the_newest_batches_only():
+    monitor = QueryMonitor(None, "q")  # type: ignore[arg-type]  # never started: no Spark
+    batches = 3 * RECENT_BATCHES
+    for batch in range(batches):
+        monitor.on_progress(_progress(batch))
+    assert len(monitor.records) == RECENT_BATCHES
+    assert monitor.records[0].summary.batch_id == batches - RECENT_BATCHES
+    assert monitor.records[-1].summary.batch_id == batches - 1
+    findings = monitor.findings
+    assert len(findings) == RECENT_BATCHES and {f.kind for f in findings} == {"offsets_skipped"}
+
+
+def test_a_monitor_keeps_the_newest_failures_and_its_status_counts_them_all(tmp_path):
+    checkpoint = tmp_path / "checkpoint"
+    monitor = QueryMonitor(None, "q", checkpoint=checkpoint)  # type: ignore[arg-type]
+    for n in range(RECENT_BATCHES + 5):
+        monitor.record_failure(QueryFailure(at_ms=n, batch=n, error_class="X", message="boom"))
+    assert len(monitor.failures) == RECENT_BATCHES and monitor.failures[0].batch == 5
+    status = read_status(progress_dir(checkpoint))
+    assert status is not None and status["failures"] == RECENT_BATCHES + 5
+    # the progress log on disk keeps every failure
+    assert len(read_failures(progress_dir(checkpoint) / PROGRESS_FILE)) == RECENT_BATCHES + 5
