@@ -52,7 +52,7 @@ log = logging.getLogger("streamwarden.monitoring")
 #: How many of the newest batches (records, findings, errors, failures) a monitor, and a run's
 #: result, keep in memory. A stream runs for months: keeping every batch's record (about 20 KB
 #: of Python objects with its progress) would grow the driver by gigabytes. The progress log on
-#: disk keeps them all, rotated.
+#: disk keeps far more (rotated at ``progress_log_max_size``).
 RECENT_BATCHES = 1000
 
 T = TypeVar("T")

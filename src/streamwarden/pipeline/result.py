@@ -4,7 +4,8 @@ and the signal that stopped it.
 A continuous run lasts months: a result that kept every batch's progress (about 14 KB of Python
 objects each) would hold gigabytes after a few weeks of one-second triggers. So it keeps the
 newest :data:`~streamwarden.monitoring.monitor.RECENT_BATCHES` batches, like the monitor, and
-counts the rest; the progress log on disk has every batch.
+counts the rest; the progress log on disk keeps far more (rotated at
+``progress_log_max_size``).
 """
 
 from __future__ import annotations
