@@ -15,7 +15,7 @@ JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 
 .PHONY: demo demo-kafka postgres test test-engine lint soak cluster faults bench bench-patterns \
 	bench-rescale bench-kafka bench-delta bench-history bench-cluster bench-scale bench-scale-state \
-	bench-scale-patterns bench-scale-restart bench-scale-checkpoint setup clean
+	bench-scale-patterns bench-scale-restart bench-scale-checkpoint bench-driver-memory setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
 
@@ -121,6 +121,10 @@ bench-scale-restart: setup
 
 bench-scale-checkpoint: setup
 	$(BIN)/python bench/scale/checkpoint_memory.py
+
+# What the driver's Python keeps per batch of a long run (monitor records, run result); no Spark.
+bench-driver-memory: setup
+	$(BIN)/python bench/driver_memory.py
 
 clean:
 	rm -rf $(VENV) .venv-flink $(JAR) demo-output
