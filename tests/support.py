@@ -107,3 +107,29 @@ def kill_when_written(command: list[str], marker: Path) -> None:
     finally:
         process.wait()
     assert process.returncode == -signal.SIGKILL
+
+
+def progress_of(batch: int, sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """A batch's progress as Spark's listener hands it over, with these sources (no Spark)."""
+    return {
+        "id": "q",
+        "name": "q",
+        "batchId": batch,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "numInputRows": sum(s["numInputRows"] for s in sources),
+        "sources": sources,
+    }
+
+
+def kafka_source(
+    start: dict[str, int], end: dict[str, int], latest: dict[str, int], rows: int
+) -> dict[str, Any]:
+    """A Kafka source of topic ``pageviews`` in a progress: offsets per partition."""
+    # Spark writes these offsets as JSON text in a progress; parsed ones are read the same way
+    return {
+        "description": "KafkaV2[Subscribe[pageviews]]",
+        "startOffset": json.dumps({"pageviews": start}),
+        "endOffset": {"pageviews": end},
+        "latestOffset": json.dumps({"pageviews": latest}),
+        "numInputRows": rows,
+    }

@@ -5,8 +5,6 @@ listener would."""
 
 from __future__ import annotations
 
-import json
-
 from streamwarden.monitoring.failures import QueryFailure
 from streamwarden.monitoring.monitor import RECENT_BATCHES, QueryMonitor, keep_newest
 from streamwarden.monitoring.progress_log import (
@@ -15,27 +13,13 @@ from streamwarden.monitoring.progress_log import (
     read_failures,
     read_status,
 )
+from tests.support import kafka_source, progress_of
 
 
 def _progress(batch: int) -> dict:
     # a Kafka batch that read past one offset without a record: one finding per batch
-    return {
-        "id": "q",
-        "name": "q",
-        "batchId": batch,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "numInputRows": 9,
-        "durationMs": {"addBatch": 5, "triggerExecution": 9},
-        "sources": [
-            {
-                "description": "KafkaV2[Subscribe[t]]",
-                "startOffset": json.dumps({"t": {"0": batch * 10}}),
-                "endOffset": {"t": {"0": batch * 10 + 10}},
-                "latestOffset": json.dumps({"t": {"0": batch * 10 + 10}}),
-                "numInputRows": 9,
-            }
-        ],
-    }
+    offsets = {"0": batch * 10 + 10}
+    return progress_of(batch, [kafka_source({"0": batch * 10}, offsets, offsets, 9)])
 
 
 def test_keep_newest_drops_the_oldest_beyond_the_limit():

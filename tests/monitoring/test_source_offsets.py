@@ -4,36 +4,12 @@ partition have neither. The report draws the lag as a fifth panel only when ther
 
 from __future__ import annotations
 
-import json
-
 import matplotlib.pyplot as plt
 
 from streamwarden.monitoring.progress_log import BatchRecord
 from streamwarden.monitoring.report import build_report_data, draw_chart
 from streamwarden.monitoring.summary import BatchSummary, offsets_skipped, source_lag
-
-
-def _progress(batch: int, sources: list[dict]) -> dict:
-    return {
-        "id": "q",
-        "name": "q",
-        "batchId": batch,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "numInputRows": sum(s["numInputRows"] for s in sources),
-        "sources": sources,
-    }
-
-
-def _kafka(start: dict, end: dict, latest: dict, rows: int) -> dict:
-    # Spark writes these offsets as JSON text in a progress; parsed ones are read the same way
-    return {
-        "description": "KafkaV2[Subscribe[pageviews]]",
-        "startOffset": json.dumps({"pageviews": start}),
-        "endOffset": {"pageviews": end},
-        "latestOffset": json.dumps({"pageviews": latest}),
-        "numInputRows": rows,
-    }
-
+from tests.support import kafka_source, progress_of
 
 FILES = {
     "description": "FileStreamSource[file:/landing]",
@@ -45,28 +21,30 @@ FILES = {
 
 
 def test_lag_is_the_latest_offset_minus_the_batch_end_per_topic_partition():
-    progress = _progress(1, [_kafka({"0": 0, "1": 5}, {"0": 10, "1": 15}, {"0": 40, "1": 15}, 20)])
+    kafka = kafka_source({"0": 0, "1": 5}, {"0": 10, "1": 15}, {"0": 40, "1": 15}, 20)
+    progress = progress_of(1, [kafka])
     assert source_lag(progress) == {"pageviews/0": 30, "pageviews/1": 0}
     assert BatchSummary.from_progress(progress).source_lag == {"pageviews/0": 30, "pageviews/1": 0}
 
 
 def test_offsets_covered_without_a_record_are_counted():
     # offsets 0-9 and 5-14 covered (20), only 15 records read: 5 deleted before they were read
-    progress = _progress(2, [_kafka({"0": 0, "1": 5}, {"0": 10, "1": 15}, {"0": 10, "1": 15}, 15)])
+    kafka = kafka_source({"0": 0, "1": 5}, {"0": 10, "1": 15}, {"0": 10, "1": 15}, 15)
+    progress = progress_of(2, [kafka])
     assert offsets_skipped(progress) == 5
     # a partition new in this batch starts at its first offset: nothing skipped there
-    first = _progress(0, [_kafka({}, {"0": 4}, {"0": 4}, 4)])
+    first = progress_of(0, [kafka_source({}, {"0": 4}, {"0": 4}, 4)])
     assert offsets_skipped(first) == 0
 
 
 def test_a_file_source_has_no_lag_and_skips_nothing():
-    progress = _progress(3, [FILES])
+    progress = progress_of(3, [FILES])
     assert source_lag(progress) == {} and offsets_skipped(progress) == 0
 
 
 def test_the_report_draws_a_lag_panel_only_for_a_source_with_lag():
-    kafka = _progress(1, [_kafka({"0": 0}, {"0": 10}, {"0": 25}, 10)])
-    files = _progress(1, [FILES])
+    kafka = progress_of(1, [kafka_source({"0": 0}, {"0": 10}, {"0": 25}, 10)])
+    files = progress_of(1, [FILES])
     for progress, panels in ((kafka, 5), (files, 4)):
         record = BatchRecord(BatchSummary.from_progress(progress), None, [], [], progress)
         data = build_report_data([record])
