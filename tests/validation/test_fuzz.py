@@ -170,11 +170,19 @@ def _check_unicode(value: Any) -> None:
             _check_unicode(item)
 
 
+#: Unicode's White_Space property: what the validation's ``(?U)\s`` (Java) matches; a user id of
+#: only these is invalid.
+WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+)
+
+
 def _well_formed_pageview(record: dict[str, Any]) -> bool:
     user, ts, page, url = (record.get(k) for k in ("user_id", "ts", "page_number", "url"))
     return (
         isinstance(user, str)
-        and user.strip(" ") != ""
+        and not set(user) <= WHITE_SPACE
         and "\u0000" not in user
         and len(user) <= RULES.max_user_id_length
         and type(ts) is int
