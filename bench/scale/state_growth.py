@@ -158,6 +158,7 @@ def spark_run(args: argparse.Namespace) -> None:
         frame, sink = detect(events, p1_then_p2(), key="user_id", time="ts").combined, MatchCount()
     else:
         raise SystemExit(f"unknown engine {args.engine}")
+    spark.streams.addListener(batch_log(work.with_suffix(".batches.jsonl")))
     start = time.perf_counter()
     query = (
         frame.writeStream.option("checkpointLocation", str(work / "checkpoint"))
@@ -175,6 +176,68 @@ def spark_run(args: argparse.Namespace) -> None:
         json.dumps({"engine": args.engine, "seconds": seconds, "outputs": outputs, "batches": rows})
     )
     spark.stop()
+
+
+def batch_log(path: Path) -> Any:
+    """A StreamingQueryListener that appends each batch's ``batch_row`` to the JSON-lines file
+    ``path`` as the batch ends: a run stopped before its end (hours, at 5M keys and small
+    batches) keeps the batches it measured (``--partial`` reads them)."""
+    from pyspark.sql.streaming import StreamingQueryListener
+
+    class BatchLog(StreamingQueryListener):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.out = path.open("w")
+
+        def onQueryStarted(self, event: Any) -> None:
+            return None
+
+        def onQueryProgress(self, event: Any) -> None:
+            self.out.write(json.dumps(batch_row(json.loads(event.progress.json))) + "\n")
+            self.out.flush()
+
+        def onQueryIdle(self, event: Any) -> None:
+            return None
+
+        def onQueryTerminated(self, event: Any) -> None:
+            self.out.close()
+
+    return BatchLog()
+
+
+def partial(args: argparse.Namespace) -> None:
+    """Figures of a Spark engine run stopped before its end, from its per-batch log: the means
+    over the settled steady batches it reached (those past the full run's first measured batch,
+    where every key's first deadline has passed). Printed as JSON; measures nothing."""
+    n, b = args.keys[0], args.batch_events[0]
+    steady_count = steady_batch_count(n, b, args.steady_batches)
+    traffic = SteadyTraffic(slots=n, batch_events=b, steady_batches=steady_count)
+    warmup = args.warmup_revisits or settling_warmup(
+        n, b, steady_count, DEADLINE, measured=measured_batches(traffic)
+    )
+    traffic = dataclasses.replace(traffic, warmup_revisits=warmup)
+    name = dataset(traffic).name
+    log = BENCH / "out" / "scale" / f"{name}-{args.engines}.batches.jsonl"
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    steady = [r for r in rows if r["numInputRows"] > 0][traffic.warmup_files :]
+    first = steady_count - measured_batches(traffic)
+    settled = steady[first:]
+    if not settled:
+        raise SystemExit(f"{len(steady)} steady batches logged; none past batch {first}")
+    figures = steady_figures(settled, len(settled))
+    print(
+        json.dumps(
+            {
+                "keys": n,
+                "batch_events": b,
+                "engine": args.engines,
+                "steady_batches_logged": len(steady),
+                "steady_batches_planned": steady_count,
+                "settled_from": first,
+                **figures,
+            },
+            indent=2,
+        )
+    )
 
 
 # --- the driver ------------------------------------------------------------------------------
@@ -496,6 +559,12 @@ def plot(document: dict[str, Any], name: str) -> Path | None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode")
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="print the figures of one stopped Spark engine run (--keys N --batch-events B "
+        "--engines ENGINE) from its per-batch log, measure nothing",
+    )
     run = sub.add_parser("spark-run", help="internal: one Spark engine run")
     run.add_argument("--engine", required=True)
     run.add_argument("--input", required=True)
@@ -543,6 +612,9 @@ def main() -> None:
     args = parse_args()
     if args.mode == "spark-run":
         spark_run(args)
+        return
+    if args.partial:
+        partial(args)
         return
     name = args.name or "scale-state-growth" + ("-patterns" if args.workload == "patterns" else "")
     if args.report_only:
