@@ -363,6 +363,7 @@ def flink_engine(
             f"execution.checkpointing.dir={checkpoints.resolve().as_uri()}",
             "--conf",
             f"execution.checkpointing.incremental={incremental}",
+            *(["--managed-memory", args.flink_managed_memory] if args.flink_managed_memory else []),
         ]
         runs[label] = run_json(command, checkpoints.parent / f"{path.name}-{engine}-{label}.log")
     shutil.rmtree(checkpoints, ignore_errors=True)
@@ -376,6 +377,7 @@ def flink_engine(
         "warmup_seconds": runs["warmup"]["seconds"],
         "seconds": runs["full"]["seconds"],
         "incremental_checkpoints": incremental == "true",
+        "managed_memory": args.flink_managed_memory or "512m",
         "outputs": runs["full"].get("sessions", runs["full"].get("matches")),
         # events Flink dropped as late (behind its watermark); 0 on this in-order traffic
         "dropped_late": (
@@ -595,6 +597,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--flink-full-checkpoints",
         action="store_true",
         help="Flink RocksDB with full checkpoints (Flink's default) instead of incremental ones",
+    )
+    parser.add_argument(
+        "--flink-managed-memory",
+        help="Flink's taskmanager.memory.managed.size, RocksDB's block cache and write buffers "
+        "(default: flink_sessions.py's 512m)",
     )
     parser.add_argument(
         "--warmup-revisits",
