@@ -1,6 +1,7 @@
-"""The scale benchmarks' arithmetic and bookkeeping (bench/scale/common.py, restart.py): the
-fixed-plus-per-row fit, the steady median, and which Flink checkpoint a restart resumes from.
-Pure Python, no Spark, no Flink."""
+"""The scale benchmarks' arithmetic and bookkeeping (bench/scale/common.py, restart.py,
+flink_rate.py): the fixed-plus-per-row fit, the steady median, which Flink checkpoint a restart
+resumes from, and a Flink job's steady event rate from its samples. Pure Python, no Spark, no
+Flink."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from scale.common import fit_line, last_quarter_median
+from scale.flink_rate import rate
 from scale.restart import retained_checkpoint
 
 
@@ -43,3 +45,29 @@ def test_no_complete_flink_checkpoint_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "job-id" / "chk-1").mkdir(parents=True)
     with pytest.raises(RuntimeError, match="no complete checkpoint"):
         retained_checkpoint(tmp_path)
+
+
+def _sample(t: float, records: float | None, completed: int = 0) -> dict[str, object]:
+    return {"t": t, "records_in": records, "checkpoints": {"completed": completed}}
+
+
+def test_the_flink_rate_counts_from_past_the_warm_up_to_the_last_sample_that_read_more() -> None:
+    samples = [
+        _sample(0, 5_000),  # warm-up: 500 events/s, not counted
+        _sample(10, 10_000, 3),
+        _sample(20, 12_000, 8),  # past the warm-up's 11,000 events: the rate starts here
+        _sample(30, 14_000, 13),
+        _sample(40, 16_000, 18),  # the last sample that read more
+        _sample(50, 16_000, 19),  # end of input: the final flush reads nothing, not counted
+        {"t": 60, "error": "gone"},
+    ]
+    figures = rate(samples, after_events=11_000, batch_events=1_000)
+    assert figures["events_per_s"] == pytest.approx(200)
+    assert figures["per_batch_ms"] == pytest.approx(5_000)
+    assert figures["seconds"] == 20
+    assert figures["checkpoints_completed"] == 10
+
+
+def test_a_flink_rate_needs_two_samples_past_the_warm_up() -> None:
+    with pytest.raises(SystemExit, match="fewer than two samples"):
+        rate([_sample(0, 5), _sample(10, 20)], after_events=10, batch_events=1)
