@@ -211,16 +211,11 @@ def partial(args: argparse.Namespace) -> None:
     over the settled steady batches it reached (those past the full run's first measured batch,
     where every key's first deadline has passed). Printed as JSON; measures nothing."""
     n, b = args.keys[0], args.batch_events[0]
-    steady_count = steady_batch_count(n, b, args.steady_batches)
-    traffic = SteadyTraffic(slots=n, batch_events=b, steady_batches=steady_count)
-    warmup = args.warmup_revisits or settling_warmup(
-        n, b, steady_count, DEADLINE, measured=measured_batches(traffic)
-    )
-    traffic = dataclasses.replace(traffic, warmup_revisits=warmup)
-    name = dataset(traffic).name
-    log = BENCH / "out" / "scale" / f"{name}-{args.engines}.batches.jsonl"
+    traffic = point_traffic(n, b, args)
+    log = BENCH / "out" / "scale" / f"{dataset(traffic).name}-{args.engines}.batches.jsonl"
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     steady = [r for r in rows if r["numInputRows"] > 0][traffic.warmup_files :]
+    steady_count = traffic.steady_batches
     first = steady_count - measured_batches(traffic)
     settled = steady[first:]
     if not settled:
@@ -293,6 +288,17 @@ def steady_batch_count(n: int, b: int, at_least: int) -> int:
     """Steady batches for N keys and B events per batch: ``at_least``, and enough that one
     deadline-timer cycle is at most the last three quarters of them."""
     return max(at_least, -(-cycle_batches(n, b, CYCLE) * 4 // 3))
+
+
+def point_traffic(n: int, b: int, args: argparse.Namespace) -> SteadyTraffic:
+    """The traffic of the point (N keys, B events per batch): its steady batches
+    (``steady_batch_count``) and warm-up (``--warmup-revisits`` or ``settling_warmup``)."""
+    steady = steady_batch_count(n, b, args.steady_batches)
+    traffic = SteadyTraffic(slots=n, batch_events=b, steady_batches=steady)
+    warmup = args.warmup_revisits or settling_warmup(
+        n, b, steady, DEADLINE, measured=measured_batches(traffic)
+    )
+    return dataclasses.replace(traffic, warmup_revisits=warmup)
 
 
 def steady_figures(steady: list[dict[str, Any]], measured: int) -> dict[str, Any]:
@@ -409,12 +415,8 @@ def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
     )
     for n in args.keys:
         for b in args.batch_events:
-            steady = steady_batch_count(n, b, args.steady_batches)
-            traffic = SteadyTraffic(slots=n, batch_events=b, steady_batches=steady)
-            warmup = args.warmup_revisits or settling_warmup(
-                n, b, steady, DEADLINE, measured=measured_batches(traffic)
-            )
-            traffic = dataclasses.replace(traffic, warmup_revisits=warmup)
+            traffic = point_traffic(n, b, args)
+            steady, warmup = traffic.steady_batches, traffic.warmup_revisits
             path = dataset(traffic)
             for engine in engines:
                 if (n, b, engine) in done:

@@ -71,3 +71,14 @@ def test_the_flink_rate_counts_from_past_the_warm_up_to_the_last_sample_that_rea
 def test_a_flink_rate_needs_two_samples_past_the_warm_up() -> None:
     with pytest.raises(SystemExit, match="fewer than two samples"):
         rate([_sample(0, 5), _sample(10, 20)], after_events=10, batch_events=1)
+
+
+def test_a_points_traffic_spans_a_timer_cycle_and_settles_before_its_measured_batches() -> None:
+    from scale.state_growth import parse_args, point_traffic
+
+    args = parse_args([])
+    # 1M keys, 5k events per batch: a 30-minute timer cycle is 400 batches, the last 400 of 534
+    # are measured, and 3 warm-up touches put them past every key's first deadline
+    traffic = point_traffic(1_000_000, 5_000, args)
+    assert (traffic.steady_batches, traffic.warmup_revisits) == (534, 3)
+    assert point_traffic(5_000_000, 5_000, args).steady_batches == 2_667
