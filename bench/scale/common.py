@@ -4,12 +4,14 @@ per subprocess, the parts of StreamingQueryProgress they read, medians and resul
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
 import statistics
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -172,3 +174,46 @@ def proc_memory(pid: int) -> dict[str, int]:
 
 def folder_bytes(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) if folder.exists() else 0
+
+
+#: What asking a port that is not (or not yet) Flink's REST API can raise: refused or timed out
+#: connections, and a JVM's other ports (py4j's, say) that answer with something not HTTP/JSON.
+NOT_REST = (OSError, http.client.HTTPException, ValueError)
+
+
+class FlinkRest:
+    """Flink's REST API on 127.0.0.1:``port``, as the Flink benchmarks read it: the one running
+    job, its vertices' metrics and its checkpoint statistics."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.job: str | None = None
+
+    def get(self, path: str) -> Any:
+        """The JSON answer to ``GET path``, None while nothing answers it as Flink's REST API."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+                return json.loads(r.read())
+        except NOT_REST:
+            return None
+
+    def job_id(self) -> str | None:
+        """The running job's id, remembered once seen (a benchmark's JVM runs one job)."""
+        if self.job is None:
+            jobs = (self.get("/jobs") or {}).get("jobs", [])
+            running = [j["id"] for j in jobs if j["status"] == "RUNNING"]
+            self.job = running[0] if running else None
+        return self.job
+
+    def vertices(self) -> list[dict[str, Any]]:
+        """The running job's vertices in topological order (the source first), with their
+        aggregated metrics; empty while there is no running job."""
+        job = self.job_id()
+        detail = self.get(f"/jobs/{job}") if job else None
+        return detail["vertices"] if detail else []
+
+    def checkpoints(self) -> dict[str, Any]:
+        """The running job's checkpoint statistics (``counts``, ``latest``); empty while there is
+        no running job."""
+        job = self.job_id()
+        return (self.get(f"/jobs/{job}/checkpoints") if job else None) or {}

@@ -20,63 +20,57 @@ two-job figure; the final flush at end of input is not.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import re
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scale.common import FlinkRest
+
 SAMPLE_EVERY_S = 10
-#: What asking a port that is not Flink's REST API (the JVM's py4j port, say) can raise.
-NOT_REST = (OSError, http.client.HTTPException, ValueError)
 
 
-def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=3) as response:
-        return json.load(response)
-
-
-def rest_port(pid: int) -> int:
-    """The port on which the JVM ``pid`` answers Flink's ``/jobs/overview``."""
+def rest_of(pid: int) -> FlinkRest:
+    """Flink's REST API on whichever port the JVM ``pid`` answers it."""
     while True:
         listening = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout
         for line in listening.splitlines():
-            if f"pid={pid}," not in line:
-                continue
-            match = re.search(r":(\d+)$", line.split()[3])
+            match = re.search(r":(\d+)$", line.split()[3]) if f"pid={pid}," in line else None
             if match is None:
                 continue
-            try:
-                _get(f"http://127.0.0.1:{match.group(1)}/jobs/overview")
-            except NOT_REST:
-                continue
-            return int(match.group(1))
+            rest = FlinkRest(int(match.group(1)))
+            if rest.get("/jobs") is not None:
+                return rest
         time.sleep(1)
 
 
 def watch(pid: int, out: Path) -> None:
     """Appends a sample every ``SAMPLE_EVERY_S`` until the JVM has gone."""
-    base = f"http://127.0.0.1:{rest_port(pid)}"
+    rest = rest_of(pid)
     with out.open("a") as samples:
         while Path(f"/proc/{pid}").exists():
-            try:
-                job = _get(f"{base}/jobs/overview")["jobs"][0]["jid"]
-                vertex = _get(f"{base}/jobs/{job}")["vertices"][1]["id"]
-                metric = _get(
-                    f"{base}/jobs/{job}/vertices/{vertex}/subtasks/metrics?get=numRecordsIn"
+            job, vertices = rest.job_id(), rest.vertices()
+            metric = (
+                rest.get(
+                    f"/jobs/{job}/vertices/{vertices[1]['id']}/subtasks/metrics?get=numRecordsIn"
                 )
-                checkpoints = _get(f"{base}/jobs/{job}/checkpoints")["counts"]
+                if len(vertices) > 1
+                else None
+            )
+            checkpoints = rest.checkpoints().get("counts")
+            if metric is None or checkpoints is None:
+                row: dict[str, Any] = {"t": time.time(), "error": "the REST API did not answer"}
+            else:
                 row = {
                     "t": time.time(),
                     "records_in": metric[0]["sum"] if metric else None,
                     "checkpoints": checkpoints,
                 }
-            except NOT_REST as error:
-                row = {"t": time.time(), "error": repr(error)}
             samples.write(json.dumps(row) + "\n")
             samples.flush()
             time.sleep(SAMPLE_EVERY_S)

@@ -50,15 +50,22 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scale.checkpoint_memory import example_config
-from scale.common import BENCH, FLINK_PYTHON, PYTHON, RESULTS, dataset, folder_bytes, save
+from scale.common import (
+    BENCH,
+    FLINK_PYTHON,
+    PYTHON,
+    RESULTS,
+    FlinkRest,
+    dataset,
+    folder_bytes,
+    save,
+)
 from scale.traffic import SteadyTraffic
 from streamwarden.local_server import free_ports
 
@@ -232,7 +239,8 @@ class FlinkJob:
         log: Path,
         restore: Path | None = None,
     ) -> None:
-        (self.port,) = free_ports(1)
+        (port,) = free_ports(1)
+        self.rest = FlinkRest(port)
         command = [
             str(FLINK_PYTHON),
             str(BENCH / "scale" / "flink_live.py"),
@@ -245,41 +253,20 @@ class FlinkJob:
             "--checkpoints",
             str(checkpoints),
             "--rest-port",
-            str(self.port),
+            str(port),
         ]
         if restore is not None:
             command += ["--restore", str(restore)]
         with log.open("ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
-        self.job: str | None = None
-
-    def get(self, path: str) -> Any:
-        """The REST API's JSON answer, None while it is not up."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
-                return json.loads(r.read())
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return None
-
-    def job_id(self) -> str | None:
-        if self.job is None:
-            jobs = (self.get("/jobs") or {}).get("jobs", [])
-            running = [j["id"] for j in jobs if j["status"] == "RUNNING"]
-            self.job = running[0] if running else None
-        return self.job
 
     def records_read(self) -> int:
         """Events the source has emitted (the REST API's view, refreshed every 200 ms)."""
-        job = self.job_id()
-        detail = self.get(f"/jobs/{job}") if job else None
-        if not detail:
-            return 0
-        source = next(v for v in detail["vertices"] if v["name"].startswith("Source"))
-        return int(source["metrics"].get("write-records", 0))
+        source = next((v for v in self.rest.vertices() if v["name"].startswith("Source")), None)
+        return int(source["metrics"].get("write-records", 0)) if source else 0
 
     def checkpoints(self) -> dict[str, Any]:
-        job = self.job_id()
-        return (self.get(f"/jobs/{job}/checkpoints") if job else None) or {}
+        return self.rest.checkpoints()
 
     def completed_since(self, epoch_ms: int) -> dict[str, Any] | None:
         """The latest completed checkpoint if it was triggered at or after ``epoch_ms``."""
