@@ -3,10 +3,12 @@
 Spark's file stream source writes one file per batch listing the files it read (a ``v1`` line,
 then one JSON line per file: ``path``, ``timestamp`` = the file's modification time in epoch
 ms, ``batchId``); every tenth batch (``spark.sql.streaming.fileSource.log.compactInterval``)
-it writes ``N.compact`` instead, which repeats every entry before it, and later deletes the
-older files. Spark 4.2 never drops an entry from a compact file (its ``FileStreamSourceLog``
-keeps every entry; ``cleanSource`` moves or deletes the landing files, not their entries), so
-the log grows by about 100 bytes per file ever read.
+it writes ``N.compact`` instead, which repeats every entry before it, and deletes the older
+files, keeping the last ``spark.sql.streaming.minBatchesToRetain`` batches (at once:
+streamwarden sets Spark's ten-minute delay for that to none, see
+:data:`streamwarden.spark.session.SOURCE_LOG`). Spark 4.2 never drops an entry from a compact
+file (its ``FileStreamSourceLog`` keeps every entry; ``cleanSource`` moves or deletes the
+landing files, not their entries), so the log grows by about 100 bytes per file ever read.
 
 What Spark needs of it: on restart it reloads the entries into its map of seen files, then
 forgets every file older than the newest one less ``maxFileAge``, and from then on ignores
@@ -57,7 +59,13 @@ def _log_files(log: Path) -> list[tuple[int, Path]]:
 
 
 def _entries(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:] if line]
+    """The entries of one log file; none if Spark deleted it after it was listed (it deletes a
+    file once a later compact file repeats its entries)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in text.splitlines()[1:] if line]
 
 
 def files_of_batch(log: Path, batch: int) -> list[str]:
