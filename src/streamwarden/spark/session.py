@@ -68,9 +68,10 @@ LOCAL_FILES: Mapping[str, str] = {
 #: Spark's file source writes one log file per batch (``<checkpoint>/sources/N``) and, on every
 #: batch, lists that folder to delete the files a compaction has made redundant, but only those
 #: older than this delay (Spark's default: 10 minutes, a guard for object stores that listed
-#: new files late). With fast batches the folder held 10 minutes of them: 4,378 files after
-#: 2,700 batches of 5k events at 3 per second, and listing it cost 116 of a batch's 327 ms
-#: (``latestOffset``; bench/scale, BENCHMARKS "Scale"). The batches Spark keeps for a restart
+#: new files late). With fast batches the folder held 10 minutes of them: 4,376 files (with
+#: their checksums) at 3 batches per second, and listing it cost 115 of a batch's 327 ms
+#: (``latestOffset``); with 0s a 5k-event batch with no state took 164 ms instead of 264
+#: (BENCHMARKS.md "Scale"). The batches Spark keeps for a restart
 #: (``spark.sql.streaming.minBatchesToRetain``) are kept whatever the delay.
 SOURCE_LOG: Mapping[str, str] = {
     "spark.sql.streaming.fileSource.log.cleanupDelay": "0s",
