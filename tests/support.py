@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,23 @@ from streamwarden.pipeline.loading import parse_pipeline_config
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T0_MS = 1767225600000
+
+
+@contextmanager
+def spark_settings(spark: Any, settings: Mapping[str, str]) -> Iterator[None]:
+    """The shared test session with ``settings`` for the ``with`` block, then its own values back
+    (unset if it had none): the tests after this one see the session as conftest built it."""
+    before = {name: spark.conf.get(name, None) for name in settings}
+    for name, value in settings.items():
+        spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, value)
 
 
 def minutes(m: float) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from streamwarden.sources.file_log import files_of_batch
+from tests.support import spark_settings
 
 pytestmark = pytest.mark.spark
 
@@ -21,10 +22,7 @@ def test_a_compacted_batch_file_leaves_the_source_log_at_once(spark, tmp_path):
     for i in range(12):
         (landing / f"f{i:02d}.txt").write_text(f"{i}\n")
     # a compact file every 2 batches, 2 batches kept for a restart: 12 batches in seconds
-    before = {name: spark.conf.get(name, None) for name in (COMPACT, RETAIN)}
-    spark.conf.set(COMPACT, "2")
-    spark.conf.set(RETAIN, "2")
-    try:
+    with spark_settings(spark, {COMPACT: "2", RETAIN: "2"}):
         query = (
             spark.readStream.option("maxFilesPerTrigger", 1)
             .text(str(landing))
@@ -34,12 +32,6 @@ def test_a_compacted_batch_file_leaves_the_source_log_at_once(spark, tmp_path):
             .start()
         )
         query.awaitTermination()
-    finally:  # the session's own settings back for the tests after this one
-        for name, value in before.items():
-            if value is None:
-                spark.conf.unset(name)
-            else:
-                spark.conf.set(name, value)
     log = tmp_path / "checkpoint" / "sources" / "0"
     kept = sorted(f.name for f in log.iterdir() if not f.name.startswith("."))
     # batch 11's compact file, batch 10's and the compact file before them; with Spark's
