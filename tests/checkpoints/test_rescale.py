@@ -21,7 +21,7 @@ from streamwarden.errors import (
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
-from tests.support import pipeline_config
+from tests.support import pipeline_config, spark_settings
 
 SPEC = TrafficSpec(
     users=100,
@@ -71,12 +71,9 @@ def runs(spark, tmp_path_factory):
         partitions_seen.append(CheckpointFiles(checkpoint).shuffle_partitions())
         reports.append(rescale_checkpoint(spark, checkpoint, 4 if phase == 0 else 8))
 
-    spark.conf.set("spark.sql.shuffle.partitions", "8")  # pinned by the first batch
-    try:
+    with spark_settings(spark, {"spark.sql.shuffle.partitions": "8"}):  # pinned by batch 0
         holders += phased_runs(spark, base / "reference", files, lambda *_: None)
         holders += phased_runs(spark, base / "rescaled", files, rescale)
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", "2")
     return base, reports, partitions_seen, holders
 
 

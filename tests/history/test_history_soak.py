@@ -39,6 +39,7 @@ from tests.history.support import (
     revisions,
     store_connections,
 )
+from tests.support import spark_settings
 
 pytestmark = pytest.mark.soak
 
@@ -73,12 +74,9 @@ def run(request, spark, tmp_path_factory):
     root = Path(tmp_path_factory.mktemp(f"history-soak-{kind}"))
     traffic = write_late_traffic(root / "landing", users=150, days=4)
     series: list[tuple[int, int, int, int, int]] = []
-    before = {name: spark.conf.get(name, None) for name in SETTINGS}
-    for name, value in SETTINGS.items():
-        spark.conf.set(name, value)
-    restart_state_store_maintenance(spark)
     try:
-        with pytest.MonkeyPatch.context() as mp:
+        with spark_settings(spark, SETTINGS), pytest.MonkeyPatch.context() as mp:
+            restart_state_store_maintenance(spark)  # its next store runs maintenance as set
             config = history_config(root, kind, postgres, mp, "history_soak")
             source = config.source.model_copy(update={"max_files_per_trigger": FILES_PER_BATCH})
             config = config.model_copy(update={"source": source})
@@ -96,12 +94,7 @@ def run(request, spark, tmp_path_factory):
             result = Pipeline(config, spark).run(once=True, drain=True, on_progress=measure)
             store.close()
             left_open = store_connections(postgres) if postgres is not None else None
-    finally:  # the test session's settings back
-        for name, value in before.items():
-            if value is None:
-                spark.conf.unset(name)
-            else:
-                spark.conf.set(name, value)
+    finally:  # the stores after this one run maintenance as the test session sets it
         restart_state_store_maintenance(spark)
     print(f"\nhistory soak, {kind} store: {traffic.records} records, {traffic.late} late")
     for batch, rows, written, state, stored in series:

@@ -13,7 +13,7 @@ import pytest
 from streamwarden.config import MonitoringConfig
 from streamwarden.spark.session import TRACK_STATE_ROWS
 from tests.monitoring.conftest import keyed_events, run_counting_query
-from tests.support import T0_MS
+from tests.support import T0_MS, spark_settings
 
 BATCHES = 3
 
@@ -25,11 +25,8 @@ def untracked_run(spark, tmp_path_factory) -> Iterator:
         keyed_events([f"user-{b}-{i}" for i in range(50)], T0_MS + b * 3_600_000)
         for b in range(BATCHES)
     ]
-    spark.conf.set(TRACK_STATE_ROWS, "false")
-    try:
+    with spark_settings(spark, {TRACK_STATE_ROWS: "false"}):
         monitor = run_counting_query(spark, root, "untracked_count", batches, MonitoringConfig())
-    finally:
-        spark.conf.unset(TRACK_STATE_ROWS)
     yield monitor
     monitor.close()
 

@@ -26,6 +26,7 @@ from streamwarden.operators.patterns import (
     detect,
 )
 from streamwarden.operators.patterns.api import compile_for, detect_rows, run_detector
+from tests.support import spark_settings
 
 STEP_MS = 10 * 60_000
 HOUR_MS = 3_600_000
@@ -107,10 +108,7 @@ def run_load(
     count, distinct = write_landing(root / "landing", test, keys, hours, close)
     # State bytes are read per batch afterwards, so every batch's state version must survive
     # the run (the test session retains fewer than the full-size run's 26 batches).
-    retain_key = "spark.sql.streaming.minBatchesToRetain"
-    retained = spark.conf.get(retain_key)
-    spark.conf.set(retain_key, str(hours + 10))
-    try:
+    with spark_settings(spark, {"spark.sql.streaming.minBatchesToRetain": str(hours + 10)}):
         query, matched = stream_matches(
             spark,
             root / "landing",
@@ -118,8 +116,6 @@ def run_load(
             leak=leak,
             query_name=query_name or f"l1_test_{test}",
         )
-    finally:
-        spark.conf.set(retain_key, retained)
     progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
     rows = [int(p["stateOperators"][0]["numRowsTotal"]) for p in progress]
     size = [state_bytes(spark, root / "checkpoint", int(p["batchId"])) for p in progress]

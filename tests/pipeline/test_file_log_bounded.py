@@ -14,7 +14,7 @@ import pytest
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account
 from streamwarden.sources.file_log import files_of_batch, latest_compact
-from tests.support import pageview, pipeline_config
+from tests.support import pageview, pipeline_config, spark_settings
 
 pytestmark = [pytest.mark.spark, pytest.mark.soak]  # 8 batches and a restart: `make soak`
 
@@ -43,13 +43,10 @@ def test_old_entries_leave_the_log_and_a_restart_reads_only_new_files(spark, tmp
     for day in (0, 2, 4, 6, 8, 10):
         _drop(landing, day, now)
     config = pipeline_config(tmp_path, monitoring={"prometheus_port": "off"})
-    spark.conf.set(COMPACT, "2")  # a compact file every 2 batches instead of 10
-    try:
+    with spark_settings(spark, {COMPACT: "2"}):  # a compact file every 2 batches, not 10
         Pipeline(config, spark).run(once=True)
         _drop(landing, 11, now)
         second = Pipeline(config, spark).run(once=True, drain=True)
-    finally:
-        spark.conf.unset(COMPACT)
     read_again = sum(
         int(s["numInputRows"])
         for p in second.progress

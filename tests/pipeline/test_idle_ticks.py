@@ -15,7 +15,7 @@ from streamwarden.pipeline.interrupt import StopRequest
 from streamwarden.pipeline.outputs import account, read_output
 from streamwarden.pipeline.runner import ticks_dir
 from streamwarden.sources.file_log import latest_compact
-from tests.support import minutes, pageview, pipeline_config, write_batches
+from tests.support import minutes, pageview, pipeline_config, spark_settings, write_batches
 
 TIMEOUT = timedelta(minutes=5)
 NOW = 1_000_000_000
@@ -123,8 +123,7 @@ def test_the_tick_streams_own_log_stays_bounded_over_many_ticks(spark, workdir):
             ticks.append(minutes(1 + len(ticks)))
             write_tick(ticks_dir(config), ticks[-1])
 
-    spark.conf.set(COMPACT, "2")  # a compact file every 2 batches instead of 10
-    try:
+    with spark_settings(spark, {COMPACT: "2"}):  # a compact file every 2 batches, not 10
         Pipeline(config, spark).run(
             once=False, poll_seconds=0.2, on_progress=tick_after_each_batch, stop=stop
         )
@@ -136,8 +135,6 @@ def test_the_tick_streams_own_log_stays_bounded_over_many_ticks(spark, workdir):
         assert len(ticks) == 12 and int(compact.name.split(".")[0]) >= 9
         assert 1 <= len(listed) <= 2  # unpruned it would list every tick read up to it
         again = Pipeline(config, spark).run(once=True)
-    finally:
-        spark.conf.unset(COMPACT)
     assert sum(_tick_rows(p, config) for p in again.progress) == 0  # no spent tick read again
 
 

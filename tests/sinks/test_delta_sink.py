@@ -13,6 +13,7 @@ from streamwarden.operators.sessions.api import DEAD_LETTER_SHAPE, SESSION_SHAPE
 from streamwarden.sinks import delta_log
 from streamwarden.sinks.delta import TXN_APP_ID, TXN_VERSION, DeltaBatchSink
 from streamwarden.sinks.delta_table import DeltaTarget, current_sessions
+from tests.support import spark_settings
 
 APP = "streamwarden.test.0123456789ab"
 SCHEMA = (
@@ -171,13 +172,11 @@ def test_current_sessions_of_some_users_in_a_time_range(spark, workdir):
 @pytest.mark.soak  # a few seconds each: the default suite keeps the core rules
 def test_the_last_transaction_is_found_after_the_log_was_checkpointed_and_cleaned(spark, workdir):
     path = workdir / "sessions"
-    spark.conf.set("spark.databricks.delta.properties.defaults.checkpointInterval", "2")
-    try:
+    checkpoint_every_2 = {"spark.databricks.delta.properties.defaults.checkpointInterval": "2"}
+    with spark_settings(spark, checkpoint_every_2):
         sink = sessions_sink(path, latest=False, partitioned=False)
         for batch in range(3):
             sink.write_batch(spark.createDataFrame([session("a", batch, 1)], SCHEMA), batch)
-    finally:
-        spark.conf.unset("spark.databricks.delta.properties.defaults.checkpointInterval")
     log = path / "_delta_log"
     assert list(log.glob("*.checkpoint*.parquet"))
     for commit in sorted(log.glob("*.json"))[:-1]:  # what the log's cleanup removes
