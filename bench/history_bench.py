@@ -127,10 +127,16 @@ def main() -> None:
     parser.add_argument("--step-hours", type=int, default=4)
     parser.add_argument("--max-delay-days", type=int, default=6)
     parser.add_argument("--tail-days", type=int, default=2)
-    parser.add_argument("--state-first", action="store_true",
-                        help="run the in-state pipeline first (the first run pays JVM warm-up)")
-    parser.add_argument("--delta", action="store_true",
-                        help="also run with the default store, the Delta sessions table")
+    parser.add_argument(
+        "--state-first",
+        action="store_true",
+        help="run the in-state pipeline first (the first run pays JVM warm-up)",
+    )
+    parser.add_argument(
+        "--delta",
+        action="store_true",
+        help="also run with the default store, the Delta sessions table",
+    )
     parser.add_argument("--work", type=Path, default=Path("/dev/shm/streamwarden-history-bench"))
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
@@ -170,9 +176,14 @@ def main() -> None:
             for k in summary["delta"]
         }
     out = {
-        "traffic": {"users": args.users, "days": args.days, "files": traffic.files,
-                    "records": traffic.records, "late": traffic.late,
-                    "max_delay_ms": traffic.max_delay_ms},
+        "traffic": {
+            "users": args.users,
+            "days": args.days,
+            "files": traffic.files,
+            "records": traffic.records,
+            "late": traffic.late,
+            "max_delay_ms": traffic.max_delay_ms,
+        },
         "order": order,
         "tail_batches": tail,
         "summary": summary,

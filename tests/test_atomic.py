@@ -52,7 +52,7 @@ def test_a_process_killed_mid_write_leaves_the_old_file_whole(tmp_path):
             "    def flush(self): pass\n"
             "    def fileno(self): return self.f.fileno()\n"
             "a.os.fdopen = lambda fd, mode: Half(real(fd, mode))\n"
-            f"a.write_atomically(Path({str(target)!r}), '{{\"batch\": 2, \"more\": \"x\"}}')\n",
+            f'a.write_atomically(Path({str(target)!r}), \'{{"batch": 2, "more": "x"}}\')\n',
         ]
     )
     _, status = os.waitpid(child.pid, os.WUNTRACED)

@@ -149,8 +149,8 @@ def test_status_inspect_and_prometheus_work_on_the_cluster_run(tmp_path_factory,
         assert "threads of executor 0:" in status and "threads of executor 1:" in status
         with urllib.request.urlopen(published["prometheus_url"], timeout=30) as response:
             metrics = response.read().decode()
-        assert 'streamwarden_state_rows{' in metrics
-        assert 'streamwarden_state_partition_rows{' in metrics  # per partition, from executors
+        assert "streamwarden_state_rows{" in metrics
+        assert "streamwarden_state_partition_rows{" in metrics  # per partition, from executors
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=600)

@@ -35,9 +35,7 @@ def test_doctor_reports_missing_delta_jars_with_the_fix(tmp_path, capsys, monkey
     assert str(tmp_path / "no-jars" / "delta") in out
 
 
-def test_a_run_without_the_delta_jars_stops_before_spark_with_exit_2(
-    tmp_path, capsys, monkeypatch
-):
+def test_a_run_without_the_delta_jars_stops_before_spark_with_exit_2(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("STREAMWARDEN_JARS_DIR", str(tmp_path / "no-jars"))
     config = tmp_path / "p.toml"
     config.write_text(DELTA_CONFIG)

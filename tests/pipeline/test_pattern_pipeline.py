@@ -147,9 +147,7 @@ def test_the_progress_log_records_every_batch_with_its_dead_letters(run):
     assert dead == {"malformed_json": 1, "missing_field": 1, "too_late": 1}
 
 
-def test_a_skip_that_misses_with_throw_on_miss_stops_the_run_and_is_not_restarted(
-    spark, tmp_path
-):
+def test_a_skip_that_misses_with_throw_on_miss_stops_the_run_and_is_not_restarted(spark, tmp_path):
     # Flink's AfterMatchSkipITCase.testSkipToFirstNonExistentPosition: b never took an event
     url = "url = '/{}'"
     patterns = {

@@ -72,9 +72,7 @@ def test_spark_read_each_record_of_the_good_files_exactly_once(run):
     _, _, read, accounting, _ = run
     assert read == 4 + 2
     assert accounting.balanced, accounting.describe()
-    assert accounting.events_in_sessions == 5 and accounting.dead_letters == {
-        "malformed_json": 1
-    }
+    assert accounting.events_in_sessions == 5 and accounting.dead_letters == {"malformed_json": 1}
     assert (run[0] / "notes.txt").exists()
 
 

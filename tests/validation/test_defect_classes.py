@@ -100,12 +100,19 @@ def test_event_times_spark_cannot_hold_are_invalid_and_the_detail_says_the_bound
 
 
 def test_a_line_is_exactly_one_json_object_or_it_is_malformed(outcome):
-    names = ("two objects", "two objects, space", "trailing garbage", "single quotes",
-             "a name twice", "NaN", "object then array", "unpaired surrogate")
+    names = (
+        "two objects",
+        "two objects, space",
+        "trailing garbage",
+        "single quotes",
+        "a name twice",
+        "NaN",
+        "object then array",
+        "unpaired surrogate",
+    )
     assert reasons(outcome, *names) == ["malformed_json"] * len(names)
     assert outcome["two objects"]["detail"] == (
-        f"record has more after its JSON object, at byte {len(pv(MS))} (one JSON object per "
-        "record)"
+        f"record has more after its JSON object, at byte {len(pv(MS))} (one JSON object per record)"
     )
     assert outcome["single quotes"]["detail"] == (
         "record uses single quotes (at byte 1), which JSON does not allow"
@@ -128,8 +135,10 @@ def test_a_record_that_is_not_utf8_is_its_own_reason_with_its_exact_bytes(outcom
 
 
 def test_iso_8601_and_rfc_3339_times_with_a_zone_are_accepted(outcome):
-    got = {n: outcome[n]["ts_ms"] for n in ("nanoseconds Z", "+0000", "minutes only",
-                                            "space separator", "basic format")}
+    got = {
+        n: outcome[n]["ts_ms"]
+        for n in ("nanoseconds Z", "+0000", "minutes only", "space separator", "basic format")
+    }
     assert got == {
         "nanoseconds Z": MS + 123,
         "+0000": MS,

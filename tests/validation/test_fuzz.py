@@ -112,15 +112,25 @@ records = st.one_of(
     st.binary(max_size=200),  # random bytes
     st.builds(_encode, json_values, st.booleans()),  # any JSON value
     st.builds(_encode, pageviews, st.booleans()),  # pageview-shaped objects
-    st.builds(lambda a, b, sep: a + sep + b, st.builds(_encode, pageviews, st.just(True)),
-              st.builds(_encode, json_values, st.just(True)),
-              st.sampled_from([b"", b" ", b"\n", b"x"])),  # two values on one line
-    st.builds(lambda r, i, b: r[:i] + b + r[i:], st.builds(_encode, pageviews, st.booleans()),
-              st.integers(0, 60), st.binary(min_size=1, max_size=3)),  # bytes spliced in
+    st.builds(
+        lambda a, b, sep: a + sep + b,
+        st.builds(_encode, pageviews, st.just(True)),
+        st.builds(_encode, json_values, st.just(True)),
+        st.sampled_from([b"", b" ", b"\n", b"x"]),
+    ),  # two values on one line
+    st.builds(
+        lambda r, i, b: r[:i] + b + r[i:],
+        st.builds(_encode, pageviews, st.booleans()),
+        st.integers(0, 60),
+        st.binary(min_size=1, max_size=3),
+    ),  # bytes spliced in
     st.builds(_nested, st.sampled_from([1, 50, 200, 999, 1001, 5000])),  # deep nesting
-    st.builds(lambda n: ('{"user_id": "h", "ts": 1, "page_number": 1, "url": "'
-                         + "y" * n + '"}').encode(),
-              st.sampled_from([60_000, 65_490, 65_600, 300_000])),  # huge strings
+    st.builds(
+        lambda n: (
+            '{"user_id": "h", "ts": 1, "page_number": 1, "url": "' + "y" * n + '"}'
+        ).encode(),
+        st.sampled_from([60_000, 65_490, 65_600, 300_000]),
+    ),  # huge strings
     st.sampled_from([b"", b" \t ", b"   ", b"\xef\xbb\xbf{}", b"{'user_id': 'q'}"]),
 )
 

@@ -24,8 +24,7 @@ def load_config(path: str | Path) -> PipelineConfig:
     if not path.is_file():
         state = "is a folder, not a file" if path.is_dir() else "does not exist"
         raise ConfigError(
-            f"config file {str(path)!r} {state}; pass the path to a .toml or .yaml pipeline "
-            "config"
+            f"config file {str(path)!r} {state}; pass the path to a .toml or .yaml pipeline config"
         )
     try:
         text = path.read_text(encoding="utf-8")

@@ -250,7 +250,7 @@ def check_deadlines(config: PipelineConfig) -> list[Finding]:
                 f"longer than allowed_lateness ({format_duration(s.allowed_lateness)}): the "
                 "history store takes the late events the state no longer can, so it would "
                 "never take one",
-                "raise sessions.history_lateness above allowed_lateness (e.g. \"7d\"), or set "
+                'raise sessions.history_lateness above allowed_lateness (e.g. "7d"), or set '
                 'it to "off"',
                 "L8",
             )

@@ -123,8 +123,7 @@ def server_properties(
         settings["listener.security.protocol.map"] += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
         settings["sasl.enabled.mechanisms"] = "PLAIN"
         settings["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
-            "org.apache.kafka.common.security.plain.PlainLoginModule required "
-            f"{users};"
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {users};"
         )
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 

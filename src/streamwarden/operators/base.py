@@ -165,9 +165,7 @@ def account_run(
 ) -> Accounting:
     """Reconciles the outputs of ``config``'s pipeline, read back from every configured sink,
     with the ``records`` that went in."""
-    outputs = {
-        name: open_sink(name, config).read(spark) for name in config.sinks.configured()
-    }
+    outputs = {name: open_sink(name, config).read(spark) for name in config.sinks.configured()}
     accounting = operator_of(config).account(outputs, records, batches)
     if config.source.kind != "files" or config.source.path is None:
         return accounting

@@ -143,9 +143,7 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
         j[fields.url].alias("url"),
         F.octet_length("raw").cast("long").alias("size"),
         is_tick.alias("is_tick"),
-        _failure(j, fields, rules, ts_ms, page_number, is_tick, valid_utf8, spark).alias(
-            "failure"
-        ),
+        _failure(j, fields, rules, ts_ms, page_number, is_tick, valid_utf8, spark).alias("failure"),
         "position",
         "quarantined",
     )
@@ -153,9 +151,9 @@ def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig
     reason = F.when(set_aside, F.lit(Reason.POISON.value)).otherwise(F.col("failure.reason"))
     detail = F.when(set_aside, F.col("quarantined")).otherwise(F.col("failure.detail"))
     if SOURCE_POSITION in raw.columns:
-        detail = F.when(
-            F.col("position").isNull(), detail
-        ).otherwise(F.concat(detail, F.lit(" (at "), F.col("position"), F.lit(")")))
+        detail = F.when(F.col("position").isNull(), detail).otherwise(
+            F.concat(detail, F.lit(" (at "), F.col("position"), F.lit(")"))
+        )
     return checked.select(*VALIDATED_COLUMNS[:-2], reason.alias("reason"), detail.alias("detail"))
 
 
@@ -188,9 +186,7 @@ def _engine_column(spark: SparkSession, what: str, name: str, argument: Column) 
     jcol = call_engine(
         spark,
         what,
-        lambda jvm: getattr(jvm.io.streamwarden.engine.json.ValidationColumns, name)(
-            argument._jc
-        ),
+        lambda jvm: getattr(jvm.io.streamwarden.engine.json.ValidationColumns, name)(argument._jc),
     )
     return ClassicColumn(jcol)
 
