@@ -12,6 +12,7 @@ from streamwarden.sources.file_log import (
     gone_planned_files,
     last_committed,
     prune_file_log,
+    prune_once_per_compact,
     prune_spent_entries,
 )
 
@@ -113,3 +114,23 @@ def test_spent_entries_of_files_that_are_gone_leave_the_log_but_the_newest_stays
     assert prune_spent_entries(log, committed=9) == 1
     assert _paths(log / "9.compact") == [f"file://{ticks}/tick-9.jsonl"]  # the newest is kept
     assert prune_spent_entries(log, committed=9) == 0
+
+
+def test_a_compact_file_is_pruned_once_and_the_next_one_when_spark_writes_it(tmp_path):
+    log = _log(tmp_path)
+    (tmp_path / "commits").mkdir()
+    (tmp_path / "commits" / "10").write_text("v1")
+    calls: list[tuple[Path, int | None]] = []
+
+    def prune(log: Path, committed: int | None) -> int:
+        calls.append((log, committed))
+        return 0
+
+    first = prune_once_per_compact(log, tmp_path, prune)
+    assert first == log / "9.compact" and calls == [(log, 10)]
+    assert prune_once_per_compact(log, tmp_path, prune, unless_pruned=first) == first
+    assert len(calls) == 1  # the same compact file: not read again
+    _write(log, "19.compact", [("f19", 19 * DAY_MS, 19)])
+    assert prune_once_per_compact(log, tmp_path, prune, unless_pruned=first) == log / "19.compact"
+    assert len(calls) == 2
+    assert prune_once_per_compact(tmp_path / "absent", tmp_path, prune) is None and len(calls) == 2

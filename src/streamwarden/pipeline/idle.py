@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.sources.base import source_of
-from streamwarden.sources.file_log import last_committed, latest_compact, prune_spent_entries
+from streamwarden.sources.file_log import prune_once_per_compact, prune_spent_entries
 from streamwarden.validation import TICK_FIELD, TICK_SOURCE
 
 if TYPE_CHECKING:
@@ -141,8 +141,6 @@ def prune_ticks_log(checkpoint: Path, *, unless_pruned: Path | None = None) -> P
     (:func:`~streamwarden.sources.file_log.prune_spent_entries`); returns the compact file it
     looked at, to pass as ``unless_pruned`` next time: a compact file already pruned is left
     alone (Spark adds entries only in new files)."""
-    log = ticks_log(checkpoint)
-    compact = latest_compact(log)
-    if compact is not None and compact != unless_pruned:
-        prune_spent_entries(log, last_committed(checkpoint))
-    return compact
+    return prune_once_per_compact(
+        ticks_log(checkpoint), checkpoint, prune_spent_entries, unless_pruned=unless_pruned
+    )

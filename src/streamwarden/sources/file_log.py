@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -43,6 +44,7 @@ __all__ = [
     "last_committed",
     "latest_compact",
     "prune_file_log",
+    "prune_once_per_compact",
     "prune_spent_entries",
 ]
 
@@ -125,6 +127,24 @@ def prune_spent_entries(log: Path, committed: int | None) -> int:
         return Path(unquote(uri.path)).exists()
 
     return _rewrite(compact, entries, [e for e in entries if needed(e)])
+
+
+def prune_once_per_compact(
+    log: Path,
+    checkpoint: Path,
+    prune: Callable[[Path, int | None], int],
+    *,
+    unless_pruned: Path | None = None,
+) -> Path | None:
+    """Runs ``prune`` (:func:`prune_file_log` or :func:`prune_spent_entries`) on ``log`` with
+    ``checkpoint``'s last committed batch, unless its latest compact file is ``unless_pruned``;
+    returns that compact file, to pass as ``unless_pruned`` next time. Spark adds entries only
+    in new files, so a compact file once pruned stays pruned: called after every batch, this
+    reads the log once per compact file Spark writes, not once per batch."""
+    compact = latest_compact(log)
+    if compact is not None and compact != unless_pruned:
+        prune(log, last_committed(checkpoint))
+    return compact
 
 
 def _rewrite(compact: Path, entries: list[dict[str, object]], kept: list[dict[str, object]]) -> int:

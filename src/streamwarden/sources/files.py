@@ -16,9 +16,8 @@ from streamwarden.sources.file_log import (
     MAX_FILE_AGE,
     files_of_batch,
     gone_planned_files,
-    last_committed,
-    latest_compact,
     prune_file_log,
+    prune_once_per_compact,
 )
 from streamwarden.sources.landing_gate import LandingGate
 from streamwarden.sources.landing_guard import LandingGuard, expand_pattern, parquet_schema_of
@@ -97,13 +96,14 @@ class FilesSource:
         self._prune_log(config.checkpoint.path)
 
     def _prune_log(self, checkpoint: Path, *, force: bool = False) -> None:
-        """Prunes Spark's log of the files read, once per compact file Spark writes (it adds
-        entries only in new files), or at once with ``force``."""
-        log = checkpoint / "sources" / "0"
-        compact = latest_compact(log)
-        if compact is not None and (force or self._pruned.get(checkpoint) != compact):
-            prune_file_log(log, last_committed(checkpoint))
-            self._pruned[checkpoint] = compact
+        """Prunes Spark's log of the files read, once per compact file Spark writes, or at once
+        with ``force``."""
+        self._pruned[checkpoint] = prune_once_per_compact(
+            checkpoint / "sources" / "0",
+            checkpoint,
+            prune_file_log,
+            unless_pruned=None if force else self._pruned.get(checkpoint),
+        )
 
     def sweep(self, config: PipelineConfig) -> list[str]:
         return [
