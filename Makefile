@@ -61,6 +61,7 @@ $(ENGINE_TESTS_OK): $(VENV)/.installed $(JAVA_SOURCES) scripts/test_engine.sh \
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
 soak: setup
