@@ -7,12 +7,13 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,12 @@ def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float] | Non
     return my - b * mx, b
 
 
-def run_json(command: Sequence[str], log: Path, timeout: float | None = None) -> dict[str, Any]:
+def run_json(
+    command: Sequence[str],
+    log: Path,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Runs ``command`` (one engine run in a process of its own), its stderr to ``log``; returns
     the JSON object on the last line of its stdout.
 
@@ -131,7 +137,7 @@ def run_json(command: Sequence[str], log: Path, timeout: float | None = None) ->
     stdout, and one was seen to outlive its Python (exit 0, JSON printed) in a shutdown that
     never finished, after 342 batches with 5M keys of state. So stdout goes to a file, the
     child runs in a process group of its own, and whatever of the group is left when the child
-    has exited is killed."""
+    has exited is killed. ``env`` adds to (or overrides) this process's environment."""
     log.parent.mkdir(parents=True, exist_ok=True)
     stdout = log.with_suffix(".out")
     with log.open("w") as err, stdout.open("w") as out:
@@ -140,7 +146,7 @@ def run_json(command: Sequence[str], log: Path, timeout: float | None = None) ->
             stdout=out,
             stderr=err,
             text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
             start_new_session=True,
         )
         try:
@@ -217,3 +223,48 @@ class FlinkRest:
         no running job."""
         job = self.job_id()
         return (self.get(f"/jobs/{job}/checkpoints") if job else None) or {}
+
+
+def flink_jvm_env(heap: str | None, gc_log: Path) -> dict[str, str]:
+    """The environment that gives PyFlink's local JVM (its gateway, which runs the mini-cluster
+    and so the job) a maximum heap of ``heap`` (the JVM's default when None) and a GC log at
+    ``gc_log``: with heap state, the heap after a collection is the state's footprint, and a
+    heap too small for it shows as back-to-back full collections, not as an error."""
+    args = [f"-Xlog:gc:file={gc_log}"]
+    if heap:
+        args.insert(0, f"-Xmx{heap}")
+    return {"JVM_ARGS": " ".join(args)}
+
+
+_GC_PAUSE = re.compile(
+    r"GC\(\d+\) Pause (?P<kind>\w+(?: \([\w ]+\))?).* "
+    r"(?P<before>\d+)M->(?P<after>\d+)M\((?P<size>\d+)M\) (?P<ms>[\d.]+)ms"
+)
+
+
+def gc_summary(gc_log: Path) -> dict[str, Any] | None:
+    """Pauses, their total time, full collections and the heap in use (MiB) from a JDK unified
+    GC log (``-Xlog:gc``) of G1; None when there is no log.
+
+    ``live_mib`` is the heap left by the log's last full collection or last series of mixed
+    ones (the old generation's garbage collected too): the live data, heap state included, at
+    the latest point the collector measured it, an upper bound (G1 leaves mostly-live regions
+    alone). A young collection leaves the old generation's garbage, so the heap after it
+    (``max_after_gc_mib``) overstates what is live."""
+    if not gc_log.exists():
+        return None
+    pauses = [m for m in map(_GC_PAUSE.search, gc_log.read_text().splitlines()) if m]
+    live = [
+        int(m["after"])
+        for m, following in zip(pauses, [*pauses[1:], None], strict=True)
+        if m["kind"].startswith("Full")
+        or (m["kind"] == "Young (Mixed)" and (following is None or following["kind"] != m["kind"]))
+    ]
+    return {
+        "pauses": len(pauses),
+        "pause_seconds": round(sum(float(m["ms"]) for m in pauses) / 1000, 3),
+        "full_collections": sum(m["kind"].startswith("Full") for m in pauses),
+        "live_mib": live[-1] if live else None,
+        "max_after_gc_mib": max((int(m["after"]) for m in pauses), default=None),
+        "heap_size_mib": max((int(m["size"]) for m in pauses), default=None),
+    }

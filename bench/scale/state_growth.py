@@ -88,6 +88,8 @@ from scale.common import (
     batch_row,
     dataset,
     fit_line,
+    flink_jvm_env,
+    gc_summary,
     last_quarter_median,
     run_json,
     save,
@@ -347,6 +349,7 @@ def flink_engine(
         script = BENCH / "flink_sessions.py"
         extra = ["--gap-minutes", "30"]
     runs = {}
+    gc = {}
     for label, folder in (("warmup", warm), ("full", path)):
         shutil.rmtree(checkpoints, ignore_errors=True)
         command = [
@@ -371,7 +374,10 @@ def flink_engine(
             f"execution.checkpointing.incremental={incremental}",
             *(["--managed-memory", args.flink_managed_memory] if args.flink_managed_memory else []),
         ]
-        runs[label] = run_json(command, checkpoints.parent / f"{path.name}-{engine}-{label}.log")
+        log = checkpoints.parent / f"{path.name}-{engine}-{label}.log"
+        gc_log = log.with_suffix(".gc.log")
+        runs[label] = run_json(command, log, env=flink_jvm_env(args.flink_heap, gc_log))
+        gc[label] = gc_summary(gc_log)
     shutil.rmtree(checkpoints, ignore_errors=True)
     steady_s = float(runs["full"]["seconds"]) - float(runs["warmup"]["seconds"])
     summary = {
@@ -384,6 +390,10 @@ def flink_engine(
         "seconds": runs["full"]["seconds"],
         "incremental_checkpoints": incremental == "true",
         "managed_memory": args.flink_managed_memory or "512m",
+        # the JVM's maximum heap (Flink's heap state lives in it); None: the JVM's default, a
+        # quarter of the machine's memory
+        "jvm_heap": args.flink_heap,
+        "gc": gc,
         "outputs": runs["full"].get("sessions", runs["full"].get("matches")),
         # events Flink dropped as late (behind its watermark); 0 on this in-order traffic
         "dropped_late": (
@@ -604,6 +614,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--flink-managed-memory",
         help="Flink's taskmanager.memory.managed.size, RocksDB's block cache and write buffers "
         "(default: flink_sessions.py's 512m)",
+    )
+    parser.add_argument(
+        "--flink-heap",
+        help="the Flink JVM's maximum heap (-Xmx; Flink's heap state lives in it), e.g. 16g "
+        "(default: the JVM's own, a quarter of the machine's memory)",
     )
     parser.add_argument(
         "--warmup-revisits",

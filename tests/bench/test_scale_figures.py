@@ -1,7 +1,7 @@
 """The scale benchmarks' arithmetic and bookkeeping (bench/scale/common.py, restart.py,
 flink_rate.py): the fixed-plus-per-row fit, the steady median, which Flink checkpoint a restart
-resumes from, and a Flink job's steady event rate from its samples. Pure Python, no Spark, no
-Flink."""
+resumes from, a Flink job's steady event rate from its samples, and its JVM's GC log. Pure
+Python, no Spark, no Flink."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from scale.common import fit_line, last_quarter_median
+from scale.common import fit_line, flink_jvm_env, gc_summary, last_quarter_median
 from scale.flink_rate import rate
 from scale.restart import retained_checkpoint
 
@@ -30,6 +30,37 @@ def test_one_batch_size_gives_no_fit() -> None:
 def test_the_steady_figure_is_the_median_of_the_last_quarter_of_the_batches() -> None:
     rows = [{"ms": ms} for ms in [900, 800, 700, 600, 500, 400, 13, 10]]
     assert last_quarter_median(rows, "ms") == pytest.approx(11.5)
+
+
+def test_the_gc_log_gives_the_live_heap_after_the_latest_old_generation_collection(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "gc.log"
+    log.write_text(
+        "[0.003s][info][gc] Using G1\n"
+        "[1.2s][info][gc] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 24M->5M(256M) 3.5ms\n"
+        "[9.9s][info][gc] GC(1) Concurrent Mark Cycle\n"
+        "[9.0s][info][gc] GC(2) Pause Full (G1 Compaction Pause) 6000M->900M(6028M) 2000.5ms\n"
+        "[10.1s][info][gc] GC(3) Pause Young (Mixed) (G1 Evacuation Pause) 900M->700M(6028M) 1ms\n"
+        "[10.2s][info][gc] GC(4) Pause Young (Mixed) (G1 Evacuation Pause) 800M->600M(6028M) 1ms\n"
+        "[10.3s][info][gc] GC(5) Pause Young (Normal) (G1 Evacuation Pause) 990M->800M(6028M) 1ms\n"
+    )
+    assert gc_summary(log) == {
+        "pauses": 5,
+        "pause_seconds": 2.007,  # 3.5 + 1 + 1 + 1 + 2000.5 ms
+        "full_collections": 1,
+        # after the last mixed collection of the last series, not the earlier full one (900)
+        "live_mib": 600,
+        "max_after_gc_mib": 900,
+        "heap_size_mib": 6028,
+    }
+    assert gc_summary(tmp_path / "absent.log") is None
+
+
+def test_the_flink_jvm_gets_its_heap_and_a_gc_log_through_jvm_args(tmp_path: Path) -> None:
+    log = tmp_path / "gc.log"
+    assert flink_jvm_env("16g", log) == {"JVM_ARGS": f"-Xmx16g -Xlog:gc:file={log}"}
+    assert flink_jvm_env(None, log) == {"JVM_ARGS": f"-Xlog:gc:file={log}"}
 
 
 def test_a_restart_resumes_from_the_newest_complete_flink_checkpoint(tmp_path: Path) -> None:
