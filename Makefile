@@ -113,9 +113,14 @@ bench-scale-state: setup
 	bash bench/setup_flink.sh
 	$(BIN)/python bench/scale/state_growth.py $(SCALE_ARGS)
 
+# Flink's MATCH_RECOGNIZE keeps its partial matches on the JVM heap: at 5M keys they outgrow the
+# JVM's default (a quarter of the machine), so the patterns runs give Flink FLINK_HEAP.
+FLINK_HEAP ?= 16g
+
 bench-scale-patterns: setup
 	bash bench/setup_flink.sh
-	$(BIN)/python bench/scale/state_growth.py --workload patterns $(SCALE_ARGS)
+	$(BIN)/python bench/scale/state_growth.py --workload patterns --flink-heap $(FLINK_HEAP) \
+		$(SCALE_ARGS)
 
 bench-scale-restart: setup
 	$(BIN)/python bench/scale/restart.py
