@@ -237,7 +237,7 @@ def flink_jvm_env(heap: str | None, gc_log: Path) -> dict[str, str]:
 
 
 _GC_PAUSE = re.compile(
-    r"GC\(\d+\) Pause (?P<kind>\w+(?: \([\w ]+\))?).* "
+    r"^\[(?P<uptime>[\d.]+)s\].*GC\(\d+\) Pause (?P<kind>\w+(?: \([\w ]+\))?).* "
     r"(?P<before>\d+)M->(?P<after>\d+)M\((?P<size>\d+)M\) (?P<ms>[\d.]+)ms"
 )
 
@@ -249,13 +249,14 @@ def gc_summary(gc_log: Path) -> dict[str, Any] | None:
     ``live_mib`` is the heap left by the log's last full collection or last series of mixed
     ones (the old generation's garbage collected too): the live data, heap state included, at
     the latest point the collector measured it, an upper bound (G1 leaves mostly-live regions
-    alone). A young collection leaves the old generation's garbage, so the heap after it
-    (``max_after_gc_mib``) overstates what is live."""
+    alone), ``live_at_seconds`` the JVM's uptime then: a job whose heap never filled enough
+    for an old-generation collection has only start-up's. A young collection leaves the old
+    generation's garbage, so the heap after it (``max_after_gc_mib``) overstates what is live."""
     if not gc_log.exists():
         return None
     pauses = [m for m in map(_GC_PAUSE.search, gc_log.read_text().splitlines()) if m]
     live = [
-        int(m["after"])
+        m
         for m, following in zip(pauses, [*pauses[1:], None], strict=True)
         if m["kind"].startswith("Full")
         or (m["kind"] == "Young (Mixed)" and (following is None or following["kind"] != m["kind"]))
@@ -264,7 +265,8 @@ def gc_summary(gc_log: Path) -> dict[str, Any] | None:
         "pauses": len(pauses),
         "pause_seconds": round(sum(float(m["ms"]) for m in pauses) / 1000, 3),
         "full_collections": sum(m["kind"].startswith("Full") for m in pauses),
-        "live_mib": live[-1] if live else None,
+        "live_mib": int(live[-1]["after"]) if live else None,
+        "live_at_seconds": float(live[-1]["uptime"]) if live else None,
         "max_after_gc_mib": max((int(m["after"]) for m in pauses), default=None),
         "heap_size_mib": max((int(m["size"]) for m in pauses), default=None),
     }

@@ -51,6 +51,7 @@ def test_the_gc_log_gives_the_live_heap_after_the_latest_old_generation_collecti
         "full_collections": 1,
         # after the last mixed collection of the last series, not the earlier full one (900)
         "live_mib": 600,
+        "live_at_seconds": 10.2,
         "max_after_gc_mib": 900,
         "heap_size_mib": 6028,
     }
