@@ -26,9 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from make_sample_events import count_p1_then_p2_in_time_order
+from patterns_bench import WITHIN
+from sessions_bench import DELAY
 
-WITHIN_MS = 30 * 60_000
-OUT_OF_ORDERNESS_MS = 60_000
+# the window and the out-of-orderness that state_growth.py's detect runs use
+WITHIN_MS = int(WITHIN.total_seconds() * 1000)
+OUT_OF_ORDERNESS_MS = int(DELAY.total_seconds() * 1000)
 
 
 def events_in_time_order(folder: Path) -> Iterator[tuple[str, int, int]]:
