@@ -13,7 +13,7 @@ import statistics
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,31 @@ def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float] | Non
     return my - b * mx, b
 
 
+@contextlib.contextmanager
+def engine_process(
+    command: Sequence[str], log: Path, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """Starts ``command`` in a process group of its own, stderr to ``log`` and stdout to
+    ``log`` with the suffix ``.out``; on leaving, kills whatever of the group is left (a JVM
+    child can outlive its Python). ``env`` adds to (or overrides) this process's environment."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as err, log.with_suffix(".out").open("w") as out:
+        child = subprocess.Popen(
+            list(command),
+            stdout=out,
+            stderr=err,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+            start_new_session=True,
+        )
+        try:
+            yield child
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+
+
 def run_json(
     command: Sequence[str],
     log: Path,
@@ -138,22 +163,9 @@ def run_json(
     never finished, after 342 batches with 5M keys of state. So stdout goes to a file, the
     child runs in a process group of its own, and whatever of the group is left when the child
     has exited is killed. ``env`` adds to (or overrides) this process's environment."""
-    log.parent.mkdir(parents=True, exist_ok=True)
+    with engine_process(command, log, env) as child:
+        code = child.wait(timeout=timeout)
     stdout = log.with_suffix(".out")
-    with log.open("w") as err, stdout.open("w") as out:
-        child = subprocess.Popen(
-            list(command),
-            stdout=out,
-            stderr=err,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-            start_new_session=True,
-        )
-        try:
-            code = child.wait(timeout=timeout)
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)
     if code != 0:
         raise RuntimeError(f"{command[1:3]} failed (exit {code}); see {log}")
     result: dict[str, Any] = json.loads(stdout.read_text().strip().splitlines()[-1])

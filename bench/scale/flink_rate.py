@@ -20,24 +20,27 @@ two-job figure; the final flush at end of input is not.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scale.common import FlinkRest
+from scale.common import FlinkRest, engine_process
 
 SAMPLE_EVERY_S = 10
 
 
-def rest_of(pid: int) -> FlinkRest:
-    """Flink's REST API on whichever port the JVM ``pid`` answers it."""
-    while True:
+def rest_of(pid: int) -> FlinkRest | None:
+    """Flink's REST API on whichever port the JVM ``pid`` answers it; None if the JVM exits
+    before it answers."""
+    while Path(f"/proc/{pid}").exists():
         listening = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout
         for line in listening.splitlines():
             match = re.search(r":(\d+)$", line.split()[3]) if f"pid={pid}," in line else None
@@ -47,38 +50,78 @@ def rest_of(pid: int) -> FlinkRest:
             if rest.get("/jobs") is not None:
                 return rest
         time.sleep(1)
+    return None
+
+
+def samples_of(pid: int) -> Iterator[dict[str, Any]]:
+    """A sample every ``SAMPLE_EVERY_S`` of the job in JVM ``pid`` (records in at its first
+    keyed operator, checkpoint counts), until the JVM has gone."""
+    rest = rest_of(pid)
+    while rest is not None and Path(f"/proc/{pid}").exists():
+        job, vertices = rest.job_id(), rest.vertices()
+        metric = (
+            rest.get(f"/jobs/{job}/vertices/{vertices[1]['id']}/subtasks/metrics?get=numRecordsIn")
+            if len(vertices) > 1
+            else None
+        )
+        checkpoints = rest.checkpoints().get("counts")
+        if metric is None or checkpoints is None:
+            yield {"t": time.time(), "error": "the REST API did not answer"}
+        else:
+            yield {
+                "t": time.time(),
+                "records_in": metric[0]["sum"] if metric else None,
+                "checkpoints": checkpoints,
+            }
+        time.sleep(SAMPLE_EVERY_S)
 
 
 def watch(pid: int, out: Path) -> None:
     """Appends a sample every ``SAMPLE_EVERY_S`` until the JVM has gone."""
-    rest = rest_of(pid)
     with out.open("a") as samples:
-        while Path(f"/proc/{pid}").exists():
-            job, vertices = rest.job_id(), rest.vertices()
-            metric = (
-                rest.get(
-                    f"/jobs/{job}/vertices/{vertices[1]['id']}/subtasks/metrics?get=numRecordsIn"
-                )
-                if len(vertices) > 1
-                else None
-            )
-            checkpoints = rest.checkpoints().get("counts")
-            if metric is None or checkpoints is None:
-                row: dict[str, Any] = {"t": time.time(), "error": "the REST API did not answer"}
-            else:
-                row = {
-                    "t": time.time(),
-                    "records_in": metric[0]["sum"] if metric else None,
-                    "checkpoints": checkpoints,
-                }
+        for row in samples_of(pid):
             samples.write(json.dumps(row) + "\n")
             samples.flush()
-            time.sleep(SAMPLE_EVERY_S)
+
+
+def java_child(pid: int) -> int | None:
+    """The ``java`` process started by process ``pid`` (PyFlink's gateway JVM, which runs the
+    local mini-cluster and so the job); None once ``pid`` has exited without one."""
+    while Path(f"/proc/{pid}").exists():
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError):
+                fields = stat.read_text().rsplit(")", 1)
+                if fields[0].endswith("(java") and int(fields[1].split()[1]) == pid:
+                    return int(stat.parent.name)
+        time.sleep(1)
+    return None
+
+
+def sample_job(
+    command: Sequence[str], log: Path, env: Mapping[str, str], stop_at_events: float
+) -> list[dict[str, Any]]:
+    """Runs a Flink benchmark job (``command``, stderr to ``log``) and samples it until its
+    first keyed operator has taken in ``stop_at_events`` records, then kills it; the samples
+    (also written to ``log`` with the suffix ``.samples.jsonl``). A job that ends sooner is
+    sampled to its end."""
+    out = log.with_suffix(".samples.jsonl")
+    rows: list[dict[str, Any]] = [{"t": time.time(), "started": True}]
+    with engine_process(command, log, env) as child, out.open("w") as kept:
+        kept.write(json.dumps(rows[0]) + "\n")
+        jvm = java_child(child.pid)
+        for row in samples_of(jvm) if jvm is not None else ():
+            rows.append(row)
+            kept.write(json.dumps(row) + "\n")
+            kept.flush()
+            if (row.get("records_in") or 0) >= stop_at_events:
+                break
+    return rows
 
 
 def rate(samples: list[dict[str, Any]], after_events: float, batch_events: int) -> dict[str, Any]:
     """Events per second from the first sample past ``after_events`` to the last one that still
-    read something new."""
+    read something new; ``warmup_seconds``, from the job's start (a ``started`` row, as
+    ``sample_job`` writes) to that first sample, None without one."""
     read = [s for s in samples if s.get("records_in") is not None]
     past = [s for s in read if s["records_in"] > after_events]
     if len(past) < 2:
@@ -96,6 +139,7 @@ def rate(samples: list[dict[str, Any]], after_events: float, batch_events: int) 
         "per_batch_ms": 1000 * batch_events / per_s,
         "checkpoints_completed": last["checkpoints"]["completed"]
         - first["checkpoints"]["completed"],
+        "warmup_seconds": next((first["t"] - s["t"] for s in samples if s.get("started")), None),
     }
 
 

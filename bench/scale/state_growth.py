@@ -28,6 +28,10 @@ traffic alternates pages 1, 2 per key, so about half the keys hold a partial mat
   ``detect``          streamwarden's ``detect``
   ``flink-match``     Flink SQL ``MATCH_RECOGNIZE`` on heap, checkpoints every 2 s
                       (``bench/flink_patterns.py``)
+  ``flink-match-rocksdb``  the same on RocksDB (incremental checkpoints, small write buffers:
+                      ``CEP_ROCKSDB_CONF``); only when named in ``--engines``, and with
+                      ``--flink-sample-steady-events`` from 1M keys up: at about 0.7 ms per
+                      event, the warm-up of 1M keys alone takes most of an hour
 
 The measured batches are the last quarter of the steady ones, and at least one deadline-timer
 cycle (30 minutes of event time, ``CYCLE``); the steady phase is made long enough (at 1M keys
@@ -49,6 +53,11 @@ the two jobs' net runtimes divided by the number of steady batches: the marginal
 events with N keys open, checkpoints included (both jobs also pay the final flush of the open
 sessions at end of input, which the difference cancels). It is a throughput figure, not a
 latency: a live Flink job processes each event as it comes.
+
+With ``--flink-sample-steady-events S`` Flink runs once instead, on warm-up + steady files,
+sampled every 10 s through its REST API (``scale/flink_rate.py``) and stopped once its first
+keyed operator has taken in the warm-up and S steady events: the figure is B divided by the
+event rate from the first sample past the warm-up to the last one, checkpoints included.
 
 The difference is only meaningful when the steady phase takes well longer than the run-to-run
 noise of a job's start and final flush (seconds): so Flink gets the same stream prolonged to at
@@ -95,6 +104,7 @@ from scale.common import (
     save,
     tail_mean,
 )
+from scale.flink_rate import rate, sample_job
 from scale.traffic import SteadyTraffic, cycle_batches, settling_warmup
 
 SPARK_ENGINES = {
@@ -103,8 +113,17 @@ SPARK_ENGINES = {
 }
 FLINK_ENGINES = {
     "sessions": ("flink-heap", "flink-rocksdb"),
-    "patterns": ("flink-match",),
+    "patterns": ("flink-match", "flink-match-rocksdb"),
 }
+#: The engines a run without ``--engines`` leaves out: Flink's CEP operator on RocksDB takes
+#: hours for the warm-up alone from 1M keys up (about 0.7 ms per event).
+NOT_BY_DEFAULT = ("flink-match-rocksdb",)
+#: Flink's CEP operator on RocksDB with small write buffers, without which its prefix seeks
+#: wade through its own delete tombstones (``bench/flink_patterns.py``'s docstring).
+CEP_ROCKSDB_CONF = (
+    "state.backend.rocksdb.memory.managed=false",
+    "state.backend.rocksdb.writebuffer.size=64kb",
+)
 CHECKPOINT_EVERY = "2s"
 #: A session's (and a partial match's) deadline: the 30-minute gap (``within``) plus the minute
 #: of allowed lateness (``sessions_bench.GAP + DELAY``).
@@ -338,21 +357,26 @@ def flink_engine(
         warm.mkdir()
         for f in sorted(path.glob("*-warmup.jsonl")):
             os.symlink(f, warm / f.name)
-    state = "rocksdb" if engine == "flink-rocksdb" else "heap"
+    state = "rocksdb" if engine.endswith("rocksdb") else "heap"
     # Flink's heap state has no incremental checkpoints; RocksDB's copy only the new SST files
     incremental = str(state == "rocksdb" and not args.flink_full_checkpoints).lower()
     checkpoints = BENCH / "out" / "scale" / f"{path.name}-{engine}-checkpoints"
-    if engine == "flink-match":
+    if engine.startswith("flink-match"):
+        from patterns_bench import WITHIN
+
         script = BENCH / "flink_patterns.py"
-        extra = ["--pattern", "p1_then_p2", "--within-minutes", "30"]
+        extra = ["--pattern", "p1_then_p2", "--within-minutes", minutes(WITHIN)]
+        if state == "rocksdb":
+            extra += [f"--conf={c}" for c in CEP_ROCKSDB_CONF]
     else:
+        from sessions_bench import GAP
+
         script = BENCH / "flink_sessions.py"
-        extra = ["--gap-minutes", "30"]
-    runs = {}
-    gc = {}
-    for label, folder in (("warmup", warm), ("full", path)):
-        shutil.rmtree(checkpoints, ignore_errors=True)
-        command = [
+        extra = ["--gap-minutes", minutes(GAP)]
+    from sessions_bench import DELAY
+
+    def command(folder: Path) -> list[str]:
+        return [
             str(FLINK_PYTHON),
             str(script),
             "--input",
@@ -362,7 +386,7 @@ def flink_engine(
             "--parallelism",
             "2",
             "--out-of-orderness-seconds",
-            "60",
+            str(int(DELAY.total_seconds())),
             *extra,
             "--conf",
             f"execution.checkpointing.interval={CHECKPOINT_EVERY}",
@@ -374,13 +398,51 @@ def flink_engine(
             f"execution.checkpointing.incremental={incremental}",
             *(["--managed-memory", args.flink_managed_memory] if args.flink_managed_memory else []),
         ]
-        log = checkpoints.parent / f"{path.name}-{engine}-{label}.log"
-        gc_log = log.with_suffix(".gc.log")
-        runs[label] = run_json(command, log, env=flink_jvm_env(args.flink_heap, gc_log))
+
+    settings = {
+        "incremental_checkpoints": incremental == "true",
+        "managed_memory": args.flink_managed_memory or "512m",
+        # the JVM's maximum heap (Flink's heap state lives in it); None: the JVM's default, a
+        # quarter of the machine's memory
+        "jvm_heap": args.flink_heap,
+    }
+    log = checkpoints.parent / f"{path.name}-{engine}"
+    if args.flink_sample_steady_events:
+        shutil.rmtree(checkpoints, ignore_errors=True)
+        gc_log = Path(f"{log}-sampled.gc.log")
+        samples = sample_job(
+            command(path),
+            Path(f"{log}-sampled.log"),
+            flink_jvm_env(args.flink_heap, gc_log),
+            traffic.warmup_events + args.flink_sample_steady_events,
+        )
+        shutil.rmtree(checkpoints, ignore_errors=True)
+        steady = rate(samples, traffic.warmup_events, traffic.batch_events)
+        return {
+            "summary": {
+                "method": "sampled",
+                "per_batch_ms": steady["per_batch_ms"],
+                "steady_events_per_s": steady["events_per_s"],
+                "sampled_steady_events": steady["to_events"] - steady["from_events"],
+                "warmup_seconds": steady["warmup_seconds"],
+                **settings,
+                "gc": {"sampled": gc_summary(gc_log)},
+            },
+            "steady": steady,
+        }
+    runs = {}
+    gc = {}
+    for label, folder in (("warmup", warm), ("full", path)):
+        shutil.rmtree(checkpoints, ignore_errors=True)
+        gc_log = Path(f"{log}-{label}.gc.log")
+        runs[label] = run_json(
+            command(folder), Path(f"{log}-{label}.log"), env=flink_jvm_env(args.flink_heap, gc_log)
+        )
         gc[label] = gc_summary(gc_log)
     shutil.rmtree(checkpoints, ignore_errors=True)
     steady_s = float(runs["full"]["seconds"]) - float(runs["warmup"]["seconds"])
     summary = {
+        "method": "two jobs",
         "steady_batches": traffic.steady_batches,
         "per_batch_ms": 1000 * steady_s / traffic.steady_batches,
         "steady_events_per_s": traffic.steady_batches * traffic.batch_events / steady_s
@@ -388,11 +450,7 @@ def flink_engine(
         else None,
         "warmup_seconds": runs["warmup"]["seconds"],
         "seconds": runs["full"]["seconds"],
-        "incremental_checkpoints": incremental == "true",
-        "managed_memory": args.flink_managed_memory or "512m",
-        # the JVM's maximum heap (Flink's heap state lives in it); None: the JVM's default, a
-        # quarter of the machine's memory
-        "jvm_heap": args.flink_heap,
+        **settings,
         "gc": gc,
         "outputs": runs["full"].get("sessions", runs["full"].get("matches")),
         # events Flink dropped as late (behind its watermark); 0 on this in-order traffic
@@ -403,6 +461,19 @@ def flink_engine(
         ),
     }
     return {"summary": summary, "runs": runs}
+
+
+def minutes(span: timedelta) -> str:
+    """``span`` as the whole minutes the Flink scripts take."""
+    return str(int(span.total_seconds() // 60))
+
+
+def chosen_engines(args: argparse.Namespace) -> list[str]:
+    """The engines of ``--engines``; without it, the workload's engines but ``NOT_BY_DEFAULT``."""
+    if args.engines:
+        return [e.strip() for e in args.engines.split(",")]
+    every = (*SPARK_ENGINES[args.workload], *FLINK_ENGINES[args.workload])
+    return [e for e in every if e not in NOT_BY_DEFAULT]
 
 
 def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
@@ -418,11 +489,7 @@ def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
         "args": {k: v for k, v in vars(args).items() if k != "func"},
         "results": results,
     }
-    engines = (
-        [e.strip() for e in args.engines.split(",")]
-        if args.engines
-        else [*SPARK_ENGINES[args.workload], *FLINK_ENGINES[args.workload]]
-    )
+    engines = chosen_engines(args)
     for n in args.keys:
         for b in args.batch_events:
             traffic = point_traffic(n, b, args)
@@ -619,6 +686,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--flink-heap",
         help="the Flink JVM's maximum heap (-Xmx; Flink's heap state lives in it), e.g. 16g "
         "(default: the JVM's own, a quarter of the machine's memory)",
+    )
+    parser.add_argument(
+        "--flink-sample-steady-events",
+        type=int,
+        help="measure Flink in one job, sampled every 10 s through its REST API and stopped after "
+        "the warm-up and this many steady events (bench/scale/flink_rate.py), instead of two "
+        "whole jobs: for jobs too long to run twice",
     )
     parser.add_argument(
         "--warmup-revisits",

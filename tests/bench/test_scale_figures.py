@@ -98,6 +98,12 @@ def test_the_flink_rate_counts_from_past_the_warm_up_to_the_last_sample_that_rea
     assert figures["per_batch_ms"] == pytest.approx(5_000)
     assert figures["seconds"] == 20
     assert figures["checkpoints_completed"] == 10
+    assert figures["warmup_seconds"] is None  # no start recorded
+
+
+def test_a_sampled_jobs_warm_up_lasts_from_its_start_to_the_first_sample_past_it() -> None:
+    samples = [{"t": 100, "started": True}, _sample(130, 50), _sample(145, 200), _sample(155, 300)]
+    assert rate(samples, after_events=100, batch_events=10)["warmup_seconds"] == 45
 
 
 def test_a_flink_rate_needs_two_samples_past_the_warm_up() -> None:
@@ -114,3 +120,11 @@ def test_a_points_traffic_spans_a_timer_cycle_and_settles_before_its_measured_ba
     traffic = point_traffic(1_000_000, 5_000, args)
     assert (traffic.steady_batches, traffic.warmup_revisits) == (534, 3)
     assert point_traffic(5_000_000, 5_000, args).steady_batches == 2_667
+
+
+def test_flink_cep_on_rocksdb_runs_only_when_named() -> None:
+    from scale.state_growth import chosen_engines, parse_args
+
+    assert chosen_engines(parse_args(["--workload", "patterns"])) == ["detect", "flink-match"]
+    named = parse_args(["--workload", "patterns", "--engines", "detect, flink-match-rocksdb"])
+    assert chosen_engines(named) == ["detect", "flink-match-rocksdb"]
