@@ -349,77 +349,39 @@ def steady_figures(steady: list[dict[str, Any]], measured: int) -> dict[str, Any
 def flink_engine(
     engine: str, traffic: SteadyTraffic, path: Path, args: argparse.Namespace
 ) -> dict[str, Any] | None:
+    """One Flink engine's figures on the files of ``path``: two whole jobs, or one sampled job
+    with ``--flink-sample-steady-events``."""
     if not FLINK_PYTHON.exists():
         print(f"{engine} skipped: run bench/setup_flink.sh first", file=sys.stderr)
         return None
-    warm = path / "warmup-only"
-    if not warm.exists():
-        warm.mkdir()
-        for f in sorted(path.glob("*-warmup.jsonl")):
-            os.symlink(f, warm / f.name)
-    state = "rocksdb" if engine.endswith("rocksdb") else "heap"
-    # Flink's heap state has no incremental checkpoints; RocksDB's copy only the new SST files
-    incremental = str(state == "rocksdb" and not args.flink_full_checkpoints).lower()
     checkpoints = BENCH / "out" / "scale" / f"{path.name}-{engine}-checkpoints"
-    if engine.startswith("flink-match"):
-        from patterns_bench import WITHIN
-
-        script = BENCH / "flink_patterns.py"
-        extra = ["--pattern", "p1_then_p2", "--within-minutes", minutes(WITHIN)]
-        if state == "rocksdb":
-            extra += [f"--conf={c}" for c in CEP_ROCKSDB_CONF]
-    else:
-        from sessions_bench import GAP
-
-        script = BENCH / "flink_sessions.py"
-        extra = ["--gap-minutes", minutes(GAP)]
-    from sessions_bench import DELAY
-
-    def command(folder: Path) -> list[str]:
-        return [
-            str(FLINK_PYTHON),
-            str(script),
-            "--input",
-            str(folder),
-            "--state",
-            state,
-            "--parallelism",
-            "2",
-            "--out-of-orderness-seconds",
-            str(int(DELAY.total_seconds())),
-            *extra,
-            "--conf",
-            f"execution.checkpointing.interval={CHECKPOINT_EVERY}",
-            "--conf",
-            "execution.checkpointing.storage=filesystem",
-            "--conf",
-            f"execution.checkpointing.dir={checkpoints.resolve().as_uri()}",
-            "--conf",
-            f"execution.checkpointing.incremental={incremental}",
-            *(["--managed-memory", args.flink_managed_memory] if args.flink_managed_memory else []),
-        ]
-
+    log = checkpoints.parent / f"{path.name}-{engine}"
     settings = {
-        "incremental_checkpoints": incremental == "true",
+        "incremental_checkpoints": incremental_checkpoints(engine, args),
         "managed_memory": args.flink_managed_memory or "512m",
         # the JVM's maximum heap (Flink's heap state lives in it); None: the JVM's default, a
         # quarter of the machine's memory
         "jvm_heap": args.flink_heap,
+        "conf": flink_conf(engine, args),
     }
-    log = checkpoints.parent / f"{path.name}-{engine}"
-    if args.flink_sample_steady_events:
+
+    def job(folder: Path, label: str) -> tuple[list[str], Path, dict[str, str], Path]:
+        """A job's command, stderr log, environment and GC log, from fresh checkpoints."""
         shutil.rmtree(checkpoints, ignore_errors=True)
-        gc_log = Path(f"{log}-sampled.gc.log")
-        samples = sample_job(
-            command(path),
-            Path(f"{log}-sampled.log"),
-            flink_jvm_env(args.flink_heap, gc_log),
-            traffic.warmup_events + args.flink_sample_steady_events,
-        )
-        shutil.rmtree(checkpoints, ignore_errors=True)
-        steady = rate(samples, traffic.warmup_events, traffic.batch_events)
-        return {
-            "summary": {
+        gc_log = Path(f"{log}-{label}.gc.log")
+        command = flink_command(engine, folder, checkpoints, args)
+        return command, Path(f"{log}-{label}.log"), flink_jvm_env(args.flink_heap, gc_log), gc_log
+
+    try:
+        if args.flink_sample_steady_events:
+            command, stderr, env, gc_log = job(path, "sampled")
+            stop_at = traffic.warmup_events + args.flink_sample_steady_events
+            steady = rate(
+                sample_job(command, stderr, env, stop_at),
+                traffic.warmup_events,
+                traffic.batch_events,
+            )
+            summary = {
                 "method": "sampled",
                 "per_batch_ms": steady["per_batch_ms"],
                 "steady_events_per_s": steady["events_per_s"],
@@ -427,21 +389,23 @@ def flink_engine(
                 "warmup_seconds": steady["warmup_seconds"],
                 **settings,
                 "gc": {"sampled": gc_summary(gc_log)},
-            },
-            "steady": steady,
-        }
-    runs = {}
-    gc = {}
-    for label, folder in (("warmup", warm), ("full", path)):
+            }
+            return {"summary": summary, "steady": steady}
+        runs, gc = {}, {}
+        for label, folder in (("warmup", warmup_only(path)), ("full", path)):
+            command, stderr, env, gc_log = job(folder, label)
+            runs[label] = run_json(command, stderr, env=env)
+            gc[label] = gc_summary(gc_log)
+    finally:
         shutil.rmtree(checkpoints, ignore_errors=True)
-        gc_log = Path(f"{log}-{label}.gc.log")
-        runs[label] = run_json(
-            command(folder), Path(f"{log}-{label}.log"), env=flink_jvm_env(args.flink_heap, gc_log)
-        )
-        gc[label] = gc_summary(gc_log)
-    shutil.rmtree(checkpoints, ignore_errors=True)
+    return {"summary": {**two_job_figures(runs, traffic), **settings, "gc": gc}, "runs": runs}
+
+
+def two_job_figures(runs: dict[str, dict[str, Any]], traffic: SteadyTraffic) -> dict[str, Any]:
+    """Flink's steady per-batch figure from a warm-up job and a warm-up + steady job: the
+    difference of their net runtimes over the steady batches."""
     steady_s = float(runs["full"]["seconds"]) - float(runs["warmup"]["seconds"])
-    summary = {
+    return {
         "method": "two jobs",
         "steady_batches": traffic.steady_batches,
         "per_batch_ms": 1000 * steady_s / traffic.steady_batches,
@@ -450,8 +414,6 @@ def flink_engine(
         else None,
         "warmup_seconds": runs["warmup"]["seconds"],
         "seconds": runs["full"]["seconds"],
-        **settings,
-        "gc": gc,
         "outputs": runs["full"].get("sessions", runs["full"].get("matches")),
         # events Flink dropped as late (behind its watermark); 0 on this in-order traffic
         "dropped_late": (
@@ -460,7 +422,69 @@ def flink_engine(
             else None
         ),
     }
-    return {"summary": summary, "runs": runs}
+
+
+def warmup_only(path: Path) -> Path:
+    """A folder beside the files of ``path`` with links to its warm-up files alone."""
+    warm = path / "warmup-only"
+    if not warm.exists():
+        warm.mkdir()
+        for f in sorted(path.glob("*-warmup.jsonl")):
+            os.symlink(f, warm / f.name)
+    return warm
+
+
+def incremental_checkpoints(engine: str, args: argparse.Namespace) -> bool:
+    """RocksDB's checkpoints copy only new SST files (unless ``--flink-full-checkpoints``);
+    Flink's heap state has no incremental checkpoints."""
+    return engine.endswith("rocksdb") and not args.flink_full_checkpoints
+
+
+def flink_conf(engine: str, args: argparse.Namespace) -> list[str]:
+    """Flink options beyond the checkpoints': the CEP operator's on RocksDB, then
+    ``--flink-conf``'s."""
+    return [*(CEP_ROCKSDB_CONF if engine == "flink-match-rocksdb" else ()), *args.flink_conf]
+
+
+def flink_command(
+    engine: str, folder: Path, checkpoints: Path, args: argparse.Namespace
+) -> list[str]:
+    """The Flink script run for ``engine`` over the files of ``folder``, with the window and
+    out-of-orderness ``detect``'s and ``sessionize``'s runs use, checkpoints every
+    ``CHECKPOINT_EVERY`` into ``checkpoints``."""
+    from patterns_bench import WITHIN
+    from sessions_bench import DELAY, GAP
+
+    if engine.startswith("flink-match"):
+        script = BENCH / "flink_patterns.py"
+        window = ["--pattern", "p1_then_p2", "--within-minutes", minutes(WITHIN)]
+    else:
+        script = BENCH / "flink_sessions.py"
+        window = ["--gap-minutes", minutes(GAP)]
+    incremental = str(incremental_checkpoints(engine, args)).lower()
+    return [
+        str(FLINK_PYTHON),
+        str(script),
+        "--input",
+        str(folder),
+        "--state",
+        "rocksdb" if engine.endswith("rocksdb") else "heap",
+        "--parallelism",
+        "2",
+        "--out-of-orderness-seconds",
+        str(int(DELAY.total_seconds())),
+        *window,
+        "--conf",
+        f"execution.checkpointing.interval={CHECKPOINT_EVERY}",
+        "--conf",
+        "execution.checkpointing.storage=filesystem",
+        "--conf",
+        f"execution.checkpointing.dir={checkpoints.resolve().as_uri()}",
+        "--conf",
+        f"execution.checkpointing.incremental={incremental}",
+        *(f"--conf={c}" for c in flink_conf(engine, args)),
+        *(["--managed-memory", args.flink_managed_memory] if args.flink_managed_memory else []),
+    ]
 
 
 def minutes(span: timedelta) -> str:
@@ -686,6 +710,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--flink-heap",
         help="the Flink JVM's maximum heap (-Xmx; Flink's heap state lives in it), e.g. 16g "
         "(default: the JVM's own, a quarter of the machine's memory)",
+    )
+    parser.add_argument(
+        "--flink-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Flink configuration option for the Flink jobs (repeatable)",
     )
     parser.add_argument(
         "--flink-sample-steady-events",

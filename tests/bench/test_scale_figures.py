@@ -128,3 +128,22 @@ def test_flink_cep_on_rocksdb_runs_only_when_named() -> None:
     assert chosen_engines(parse_args(["--workload", "patterns"])) == ["detect", "flink-match"]
     named = parse_args(["--workload", "patterns", "--engines", "detect, flink-match-rocksdb"])
     assert chosen_engines(named) == ["detect", "flink-match-rocksdb"]
+
+
+def test_flink_runs_the_window_and_out_of_orderness_of_our_runs(tmp_path: Path) -> None:
+    from scale.state_growth import CEP_ROCKSDB_CONF, flink_command, parse_args
+
+    args = parse_args(["--flink-conf", "pipeline.cep.sharedbuffer.cache.entry-slots=9"])
+    cep = flink_command("flink-match-rocksdb", tmp_path, tmp_path / "cp", args)
+    assert cep[cep.index("--within-minutes") + 1] == "30"
+    assert cep[cep.index("--out-of-orderness-seconds") + 1] == "60"
+    assert cep[cep.index("--state") + 1] == "rocksdb"
+    assert "execution.checkpointing.incremental=true" in cep
+    confs = [c.removeprefix("--conf=") for c in cep if c.startswith("--conf=")]
+    assert confs == [*CEP_ROCKSDB_CONF, "pipeline.cep.sharedbuffer.cache.entry-slots=9"]
+
+    sessions = flink_command("flink-heap", tmp_path, tmp_path / "cp", parse_args([]))
+    assert sessions[sessions.index("--gap-minutes") + 1] == "30"
+    assert sessions[sessions.index("--state") + 1] == "heap"
+    assert "execution.checkpointing.incremental=false" in sessions
+    assert not [c for c in sessions if c.startswith("--conf=")]
