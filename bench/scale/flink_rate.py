@@ -15,6 +15,10 @@ checkpoint counts; ``rate`` gives the events per second between the first sample
 ``--after-events`` (the warm-up's events) and the last sample still reading, and the
 per-batch equivalent (``--batch-events`` / rate). Checkpoints are included, as in the
 two-job figure; the final flush at end of input is not.
+
+``state_growth.py --flink-sample-steady-events S`` does all of it in one command:
+``sample_job`` starts the job, samples it the same way and stops it once the warm-up and S
+steady events have reached the operator, and ``rate`` gives the figure.
 """
 
 from __future__ import annotations
