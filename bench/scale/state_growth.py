@@ -376,11 +376,8 @@ def flink_engine(
         if args.flink_sample_steady_events:
             command, stderr, env, gc_log = job(path, "sampled")
             stop_at = traffic.warmup_events + args.flink_sample_steady_events
-            steady = rate(
-                sample_job(command, stderr, env, stop_at),
-                traffic.warmup_events,
-                traffic.batch_events,
-            )
+            samples = sample_job(command, stderr, env, stop_at)
+            steady = rate(samples, traffic.warmup_events, traffic.batch_events)
             summary = {
                 "method": "sampled",
                 "per_batch_ms": steady["per_batch_ms"],
@@ -390,7 +387,7 @@ def flink_engine(
                 **settings,
                 "gc": {"sampled": gc_summary(gc_log)},
             }
-            return {"summary": summary, "steady": steady}
+            return {"summary": summary, "steady": steady, "samples": samples}
         runs, gc = {}, {}
         for label, folder in (("warmup", warmup_only(path)), ("full", path)):
             command, stderr, env, gc_log = job(folder, label)
