@@ -30,8 +30,9 @@ traffic alternates pages 1, 2 per key, so about half the keys hold a partial mat
                       (``bench/flink_patterns.py``)
   ``flink-match-rocksdb``  the same on RocksDB (incremental checkpoints, small write buffers:
                       ``CEP_ROCKSDB_CONF``); only when named in ``--engines``, and with
-                      ``--flink-sample-steady-events`` from 1M keys up: at about 0.7 ms per
-                      event, the warm-up of 1M keys alone takes most of an hour
+                      ``--flink-sample-steady-events``: at 0.3-0.4 ms per event a
+                      two-job run takes 15 minutes per job at 10k keys, and the warm-up of
+                      1M keys alone 18 minutes (BENCHMARKS.md, "Q1 on 2026-11-27")
 
 The measured batches are the last quarter of the steady ones, and at least one deadline-timer
 cycle (30 minutes of event time, ``CYCLE``); the steady phase is made long enough (at 1M keys
@@ -116,7 +117,8 @@ FLINK_ENGINES = {
     "patterns": ("flink-match", "flink-match-rocksdb"),
 }
 #: The engines a run without ``--engines`` leaves out: Flink's CEP operator on RocksDB takes
-#: hours for the warm-up alone from 1M keys up (about 0.7 ms per event).
+#: 0.3-0.4 ms per event, so the default sizes' warm-ups alone would take hours (15M events at 5M
+#: keys).
 NOT_BY_DEFAULT = ("flink-match-rocksdb",)
 #: Flink's CEP operator on RocksDB with small write buffers, without which its prefix seeks
 #: wade through its own delete tombstones (``bench/flink_patterns.py``'s docstring).
