@@ -15,7 +15,8 @@ JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 
 .PHONY: demo demo-kafka postgres test test-engine lint soak cluster faults bench bench-patterns \
 	bench-rescale bench-kafka bench-delta bench-history bench-cluster bench-scale bench-scale-state \
-	bench-scale-patterns bench-scale-patterns-rocksdb bench-scale-restart bench-scale-checkpoint bench-driver-memory setup clean
+	bench-scale-patterns bench-scale-patterns-rocksdb bench-scale-restart bench-scale-checkpoint \
+	bench-driver-memory setup clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS)
 
