@@ -41,10 +41,18 @@ from scale.common import FlinkRest, engine_process
 SAMPLE_EVERY_S = 10
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs: neither gone nor exited and not yet reaped (a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def rest_of(pid: int) -> FlinkRest | None:
     """Flink's REST API on whichever port the JVM ``pid`` answers it; None if the JVM exits
     before it answers."""
-    while Path(f"/proc/{pid}").exists():
+    while alive(pid):
         listening = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout
         for line in listening.splitlines():
             match = re.search(r":(\d+)$", line.split()[3]) if f"pid={pid}," in line else None
@@ -61,7 +69,7 @@ def samples_of(pid: int) -> Iterator[dict[str, Any]]:
     """A sample every ``SAMPLE_EVERY_S`` of the job in JVM ``pid`` (records in at its first
     keyed operator, checkpoint counts), until the JVM has gone."""
     rest = rest_of(pid)
-    while rest is not None and Path(f"/proc/{pid}").exists():
+    while rest is not None and alive(pid):
         job, vertices = rest.job_id(), rest.vertices()
         metric = (
             rest.get(f"/jobs/{job}/vertices/{vertices[1]['id']}/subtasks/metrics?get=numRecordsIn")
@@ -88,14 +96,15 @@ def watch(pid: int, out: Path) -> None:
             samples.flush()
 
 
-def java_child(pid: int) -> int | None:
-    """The ``java`` process started by process ``pid`` (PyFlink's gateway JVM, which runs the
-    local mini-cluster and so the job); None once ``pid`` has exited without one."""
-    while Path(f"/proc/{pid}").exists():
+def java_child(parent: subprocess.Popen[str]) -> int | None:
+    """The pid of the ``java`` process started by ``parent`` (PyFlink's gateway JVM, which
+    runs the local mini-cluster and so the job); None once ``parent`` has exited without one
+    (asked through ``poll``: an exited child stays in /proc until it is reaped)."""
+    while parent.poll() is None:
         for stat in Path("/proc").glob("[0-9]*/stat"):
             with contextlib.suppress(OSError):
                 fields = stat.read_text().rsplit(")", 1)
-                if fields[0].endswith("(java") and int(fields[1].split()[1]) == pid:
+                if fields[0].endswith("(java") and int(fields[1].split()[1]) == parent.pid:
                     return int(stat.parent.name)
         time.sleep(1)
     return None
@@ -107,18 +116,21 @@ def sample_job(
     """Runs a Flink benchmark job (``command``, stderr to ``log``) and samples it until its
     first keyed operator has taken in ``stop_at_events`` records, then kills it; the samples
     (also written to ``log`` with the suffix ``.samples.jsonl``). A job that ends sooner is
-    sampled to its end."""
+    sampled to its end; one that fails is an error naming its log."""
     out = log.with_suffix(".samples.jsonl")
     rows: list[dict[str, Any]] = [{"t": time.time(), "started": True}]
     with engine_process(command, log, env) as child, out.open("w") as kept:
         kept.write(json.dumps(rows[0]) + "\n")
-        jvm = java_child(child.pid)
+        jvm = java_child(child)
         for row in samples_of(jvm) if jvm is not None else ():
             rows.append(row)
             kept.write(json.dumps(row) + "\n")
             kept.flush()
             if (row.get("records_in") or 0) >= stop_at_events:
                 break
+        else:
+            if child.wait() != 0:
+                raise RuntimeError(f"{command[1:3]} failed (exit {child.returncode}); see {log}")
     return rows
 
 

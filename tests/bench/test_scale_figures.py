@@ -1,10 +1,12 @@
 """The scale benchmarks' arithmetic and bookkeeping (bench/scale/common.py, restart.py,
 flink_rate.py): the fixed-plus-per-row fit, the steady median, which Flink checkpoint a restart
-resumes from, a Flink job's steady event rate from its samples, and its JVM's GC log. Pure
-Python, no Spark, no Flink."""
+resumes from, a Flink job's steady event rate from its samples, the sampler's handling of the
+job's processes, the Flink command, and its JVM's GC log. No Spark, no Flink."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from scale.common import fit_line, flink_jvm_env, gc_summary, last_quarter_median
-from scale.flink_rate import rate
+from scale.flink_rate import rate, sample_job
 from scale.restart import retained_checkpoint
 
 
@@ -147,3 +149,22 @@ def test_flink_runs_the_window_and_out_of_orderness_of_our_runs(tmp_path: Path) 
     assert sessions[sessions.index("--state") + 1] == "heap"
     assert "execution.checkpointing.incremental=false" in sessions
     assert not [c for c in sessions if c.startswith("--conf=")]
+
+
+def test_a_sampled_job_that_fails_is_an_error_naming_its_log(tmp_path: Path) -> None:
+    failing = [sys.executable, "-c", "import sys; sys.stderr.write('bad option'); sys.exit(3)"]
+    log = tmp_path / "job.log"
+    with pytest.raises(RuntimeError, match=r"exit 3\); see .*job\.log"):
+        sample_job(failing, log, {}, stop_at_events=10)
+    assert log.read_text() == "bad option"
+
+
+def test_an_exited_child_not_yet_reaped_is_not_alive() -> None:
+    from scale.flink_rate import alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # exited, left unreaped
+    assert not alive(child.pid)
+    child.wait()
+    assert not alive(child.pid)
+    assert alive(os.getpid())
