@@ -111,22 +111,31 @@ def java_child(parent: subprocess.Popen[str]) -> int | None:
 
 
 def sample_job(
-    command: Sequence[str], log: Path, env: Mapping[str, str], stop_at_events: float
+    command: Sequence[str],
+    log: Path,
+    env: Mapping[str, str],
+    warmup_events: float,
+    steady_events: float,
 ) -> list[dict[str, Any]]:
-    """Runs a Flink benchmark job (``command``, stderr to ``log``) and samples it until its
-    first keyed operator has taken in ``stop_at_events`` records, then kills it; the samples
-    (also written to ``log`` with the suffix ``.samples.jsonl``). A job that ends sooner is
-    sampled to its end; one that fails is an error naming its log."""
+    """Runs a Flink benchmark job (``command``, stderr to ``log``) and samples it until
+    ``steady_events`` records have reached its first keyed operator since the first sample past
+    its ``warmup_events``, then kills it; the samples (also written to ``log`` with the suffix
+    ``.samples.jsonl``). A job that ends sooner is sampled to its end; one that fails is an
+    error naming its log."""
     out = log.with_suffix(".samples.jsonl")
     rows: list[dict[str, Any]] = [{"t": time.time(), "started": True}]
     with engine_process(command, log, env) as child, out.open("w") as kept:
         kept.write(json.dumps(rows[0]) + "\n")
         jvm = java_child(child)
+        steady_from: float | None = None
         for row in samples_of(jvm) if jvm is not None else ():
             rows.append(row)
             kept.write(json.dumps(row) + "\n")
             kept.flush()
-            if (row.get("records_in") or 0) >= stop_at_events:
+            records = row.get("records_in") or 0
+            if steady_from is None and records > warmup_events:
+                steady_from = records
+            if steady_from is not None and records - steady_from >= steady_events:
                 break
         else:
             if child.wait() != 0:
@@ -141,7 +150,10 @@ def rate(samples: list[dict[str, Any]], after_events: float, batch_events: int) 
     read = [s for s in samples if s.get("records_in") is not None]
     past = [s for s in read if s["records_in"] > after_events]
     if len(past) < 2:
-        raise SystemExit(f"fewer than two samples past {after_events:,.0f} events")
+        raise SystemExit(
+            f"fewer than two samples past {after_events:,.0f} events: the job's steady phase was "
+            f"shorter than two samples ({SAMPLE_EVERY_S} s apart); give it more steady events"
+        )
     last = max(past, key=lambda s: (s["records_in"], -s["t"]))
     first = past[0]
     seconds = last["t"] - first["t"]

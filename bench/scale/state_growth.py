@@ -377,8 +377,9 @@ def flink_engine(
     try:
         if args.flink_sample_steady_events:
             command, stderr, env, gc_log = job(path, "sampled")
-            stop_at = traffic.warmup_events + args.flink_sample_steady_events
-            samples = sample_job(command, stderr, env, stop_at)
+            samples = sample_job(
+                command, stderr, env, traffic.warmup_events, args.flink_sample_steady_events
+            )
             steady = rate(samples, traffic.warmup_events, traffic.batch_events)
             summary = {
                 "method": "sampled",

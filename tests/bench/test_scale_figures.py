@@ -155,7 +155,7 @@ def test_a_sampled_job_that_fails_is_an_error_naming_its_log(tmp_path: Path) -> 
     failing = [sys.executable, "-c", "import sys; sys.stderr.write('bad option'); sys.exit(3)"]
     log = tmp_path / "job.log"
     with pytest.raises(RuntimeError, match=r"exit 3\); see .*job\.log"):
-        sample_job(failing, log, {}, stop_at_events=10)
+        sample_job(failing, log, {}, warmup_events=10, steady_events=10)
     assert log.read_text() == "bad option"
 
 
