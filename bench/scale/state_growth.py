@@ -56,9 +56,9 @@ sessions at end of input, which the difference cancels). It is a throughput figu
 latency: a live Flink job processes each event as it comes.
 
 With ``--flink-sample-steady-events S`` Flink runs once instead, on warm-up + steady files,
-sampled every 10 s through its REST API (``scale/flink_rate.py``) and stopped once its first
-keyed operator has taken in the warm-up and S steady events: the figure is B divided by the
-event rate from the first sample past the warm-up to the last one, checkpoints included.
+sampled every 10 s through its REST API (``scale/flink_rate.py``) and stopped once S events
+have reached its first keyed operator since the first sample past the warm-up: the figure is B
+divided by the event rate from that sample to the last one, checkpoints included.
 
 The difference is only meaningful when the steady phase takes well longer than the run-to-run
 noise of a job's start and final flush (seconds): so Flink gets the same stream prolonged to at
@@ -434,10 +434,15 @@ def warmup_only(path: Path) -> Path:
     return warm
 
 
+def flink_state(engine: str) -> str:
+    """The state backend of a Flink engine (``flink_sessions.py``'s ``--state``)."""
+    return "rocksdb" if engine.endswith("rocksdb") else "heap"
+
+
 def incremental_checkpoints(engine: str, args: argparse.Namespace) -> bool:
     """RocksDB's checkpoints copy only new SST files (unless ``--flink-full-checkpoints``);
     Flink's heap state has no incremental checkpoints."""
-    return engine.endswith("rocksdb") and not args.flink_full_checkpoints
+    return flink_state(engine) == "rocksdb" and not args.flink_full_checkpoints
 
 
 def flink_conf(engine: str, args: argparse.Namespace) -> list[str]:
@@ -468,7 +473,7 @@ def flink_command(
         "--input",
         str(folder),
         "--state",
-        "rocksdb" if engine.endswith("rocksdb") else "heap",
+        flink_state(engine),
         "--parallelism",
         "2",
         "--out-of-orderness-seconds",
@@ -721,9 +726,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--flink-sample-steady-events",
         type=int,
-        help="measure Flink in one job, sampled every 10 s through its REST API and stopped after "
-        "the warm-up and this many steady events (bench/scale/flink_rate.py), instead of two "
-        "whole jobs: for jobs too long to run twice",
+        help="measure Flink in one job, sampled every 10 s through its REST API and stopped once "
+        "this many events have come in since the first sample past the warm-up "
+        "(bench/scale/flink_rate.py), instead of two whole jobs: for jobs too long to run twice",
     )
     parser.add_argument(
         "--warmup-revisits",
