@@ -1,13 +1,15 @@
 """The short version of the cluster suite, in the default test run: a small sessions pipeline
 submitted to a real two-worker standalone cluster (``streamwarden submit --master spark://...``)
-writes exactly what the same config writes locally, with its state partitions on both
-executors. The long suite (``make cluster``) adds patterns, a killed executor and the
-monitoring commands."""
+writes exactly what the same config writes locally (run on the tests' local session), with its
+state partitions on both executors. The long suite (``make cluster``) adds patterns, a killed
+executor and the monitoring commands."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from streamwarden.config import load_config
+from streamwarden.pipeline import Pipeline
 from tests.cluster.support import (
     SESSIONS,
     TRAFFIC,
@@ -24,11 +26,12 @@ SMALL = replace(TRAFFIC, events=800, files=2, scanners=0)
 
 
 def test_a_small_sessions_pipeline_on_the_cluster_writes_the_local_output(
-    tmp_path_factory, cluster
+    tmp_path_factory, cluster, spark
 ):
     landing = traffic(tmp_path_factory.mktemp("smoke-traffic") / "landing", SMALL)
     local = tmp_path_factory.mktemp("smoke-local") / "sessions"
-    run("run", pipeline(local, SESSIONS, "smoke-local", landing), "--once", "--drain")
+    local_config = pipeline(local, SESSIONS, "smoke-local", landing)
+    Pipeline(load_config(local_config), spark).run(once=True, drain=True)
     remote = tmp_path_factory.mktemp("smoke-cluster") / "sessions"
     config = pipeline(remote, SESSIONS, "smoke-cluster", landing)
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.spark
 
 LAG_MINUTES = 20
 STEPS = 120  # one event per user per simulated minute
-ROUND_MINUTES = 10  # produced, then read by one run
+ROUND_MINUTES = 20  # produced, then read by one run (one micro-batch: no offset limit)
 FAST_USERS = [f"fast-{i}" for i in range(6)]
 SLOW_USERS = [f"slow-{i}" for i in range(3)]
 

@@ -16,11 +16,11 @@ SPEC = TrafficSpec(
     users=200,
     events=8_000,
     rate_per_second=0.3,
-    events_per_file=800,
+    events_per_file=1_600,  # five batches
     late_fraction=0.02,
     malformed_fraction=0.01,
 )
-KILL_WHEN_BATCH_WRITTEN = 3
+KILL_WHEN_BATCH_WRITTEN = 2  # batches 0-1 committed, 2 being written, 3-4 to come
 
 CONFIG_TOML = """
 name = "crash-test"
