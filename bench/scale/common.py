@@ -242,8 +242,10 @@ def flink_jvm_env(heap: str | None, gc_log: Path) -> dict[str, str]:
     and so the job) a maximum heap of ``heap`` (the JVM's default when None) and a GC log at
     ``gc_log``: with heap state, the heap after a collection is the state's footprint. A heap
     too small for the state fails no job: at 5M keys ``MATCH_RECOGNIZE`` in the default heap
-    had not finished its warm-up after 16 minutes (10 with 16g); its GC log is where to look."""
-    args = [f"-Xlog:gc:file={gc_log}"]
+    had not finished its warm-up after 16 minutes (10 with 16g); its GC log is where to look.
+    The log is overwritten by the next run of the same point (``filecount=0``: by default the
+    JVM keeps the old one as ``.0``, ``.1``, ...)."""
+    args = [f"-Xlog:gc:file={gc_log}::filecount=0"]
     if heap:
         args.insert(0, f"-Xmx{heap}")
     return {"JVM_ARGS": " ".join(args)}

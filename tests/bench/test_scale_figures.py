@@ -62,8 +62,17 @@ def test_the_gc_log_gives_the_live_heap_after_the_latest_old_generation_collecti
 
 def test_the_flink_jvm_gets_its_heap_and_a_gc_log_through_jvm_args(tmp_path: Path) -> None:
     log = tmp_path / "gc.log"
-    assert flink_jvm_env("16g", log) == {"JVM_ARGS": f"-Xmx16g -Xlog:gc:file={log}"}
-    assert flink_jvm_env(None, log) == {"JVM_ARGS": f"-Xlog:gc:file={log}"}
+    gc = f"-Xlog:gc:file={log}::filecount=0"
+    assert flink_jvm_env("16g", log) == {"JVM_ARGS": f"-Xmx16g {gc}"}
+    assert flink_jvm_env(None, log) == {"JVM_ARGS": gc}
+
+
+def test_a_second_run_of_a_point_overwrites_the_gc_log_of_the_first(tmp_path: Path) -> None:
+    log = tmp_path / "gc.log"
+    for _ in range(2):
+        args = flink_jvm_env(None, log)["JVM_ARGS"].split()
+        subprocess.run(["java", *args, "-version"], check=True, capture_output=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["gc.log"]  # no gc.log.0 beside it
 
 
 def test_a_restart_resumes_from_the_newest_complete_flink_checkpoint(tmp_path: Path) -> None:
