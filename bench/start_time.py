@@ -1,10 +1,10 @@
-"""What a pipeline pays to build its query, with and without PySpark's record of Python call
-sites (``QUERY_BUILDING`` in ``src/streamwarden/spark/session.py``), and what that does to a
-whole start.
+"""What a pipeline's start costs, and two things that cut it: PySpark's record of Python call
+sites switched off (``QUERY_BUILDING`` in ``src/streamwarden/spark/session.py``) and a class
+archive mapped by the JVM (``src/streamwarden/spark/class_archive.py``).
 
 Usage::
 
-    .venv/bin/python bench/query_build.py [--builds 10] [--starts 5]
+    .venv/bin/python bench/start_time.py [--builds 10] [--starts 6]
 
 PySpark (4.x) wraps every Column and DataFrame call so that the JVM knows the Python line that
 made it (``spark.python.sql.dataFrameDebugging.enabled``, on unless switched off): each wrapped
@@ -14,22 +14,27 @@ restart builds the query once, in the process that runs it.
 
 1. **Building** (one process, one session): the query of ``examples/sessions.toml`` and of
    ``examples/patterns.toml`` (``Pipeline.stream_frame``: source, validation, operator, sink
-   columns) built ``--builds`` times per setting, alternating (ABBA), after one
-   unmeasured build of each (the JVM loads its classes on the first). Per build: wall time and
-   round trips to the JVM (py4j commands sent).
-2. **Starting** (a fresh process each time): ``streamwarden run CONFIG --once`` of the sessions
-   example over one landing file of 2,000 events, ``--starts`` times per setting, alternating
-   (ABBA; the setting given in the config's ``[spark.conf]``): seconds from the process start
-   to its first batch committed (``commits/0`` in the checkpoint), and to its exit.
+   columns) built ``--builds`` times per setting, alternating (ABBA), after one unmeasured
+   build of each (the JVM loads its classes on the first). Per build: wall time and round trips
+   to the JVM (py4j commands sent).
+2. **Starting, call sites** (a fresh process each time): ``streamwarden run CONFIG --once`` of
+   the sessions example over one landing file of 2,000 events, ``--starts`` times per setting,
+   alternating (ABBA; the setting given in the config's ``[spark.conf]``): seconds from the
+   process start to its first batch committed (``commits/0`` in the checkpoint), and to its
+   exit.
+3. **Starting, class archive**: the same run ``--starts`` times with the installation's class
+   archive and without (``$STREAMWARDEN_JVM_CACHE`` an empty folder), alternating (ABBA). The
+   archive is made first if it is missing.
 
-The baseline is PySpark's default (call sites recorded) run by the same script, on the same
-files. Results: ``bench/results/query-build.json`` and ``.md``.
+Each baseline (PySpark's default, no archive) runs in the same script, on the same files,
+alternating with what it is compared to. Results: ``bench/results/start-time.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -109,7 +114,7 @@ def builds(root: Path, count: int) -> dict[str, dict[str, dict[str, float]]]:
     from streamwarden.pipeline import Pipeline
     from streamwarden.spark.session import build_spark_session
 
-    spark = build_spark_session(app_name="query-build", extra_conf={"spark.ui.enabled": "false"})
+    spark = build_spark_session(app_name="start-time", extra_conf={"spark.ui.enabled": "false"})
     pipelines = {
         name: Pipeline(load_config(example_folder(root, name) / "pipeline.toml"), spark)
         for name in EXAMPLES
@@ -159,14 +164,18 @@ def wait_for(condition: Callable[[], bool], process: subprocess.Popen[bytes]) ->
     return time.perf_counter() - t0
 
 
-def one_start(folder: Path) -> tuple[float, float]:
+def one_start(folder: Path, env: dict[str, str]) -> tuple[float, float]:
     """``streamwarden run --once`` on a fresh checkpoint: seconds to the first batch committed
     and to the process's exit."""
     shutil.rmtree(folder / "out", ignore_errors=True)
     command = [str(PYTHON), "-m", "streamwarden.cli.main", "run", "pipeline.toml", "--once"]
     t0 = time.perf_counter()
     process = subprocess.Popen(
-        command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        cwd=folder,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     first = wait_for(lambda: (folder / "out" / "checkpoint" / "commits" / "0").exists(), process)
     code = process.wait()
@@ -176,66 +185,97 @@ def one_start(folder: Path) -> tuple[float, float]:
     return first, total
 
 
-def starts(root: Path, count: int) -> dict[str, dict[str, dict[str, float]]]:
-    folders = {label: example_folder(root, "sessions", v) for label, v in SETTINGS.items()}
-    firsts: dict[str, list[float]] = {label: [] for label in SETTINGS}
-    totals: dict[str, list[float]] = {label: [] for label in SETTINGS}
+def starts(
+    variants: dict[str, tuple[Path, dict[str, str]]], count: int
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Per variant (label -> run folder, environment): ``count`` starts, the variants in turn."""
+    firsts: dict[str, list[float]] = {label: [] for label in variants}
+    totals: dict[str, list[float]] = {label: [] for label in variants}
     for i in range(count):
-        for label, folder in in_turn(folders, i):
-            first, total = one_start(folder)
+        for label, (folder, env) in in_turn(variants, i):
+            first, total = one_start(folder, env)
             firsts[label].append(first)
             totals[label].append(total)
     return {
         label: {"first_batch": summary(firsts[label]), "exit": summary(totals[label])}
-        for label in SETTINGS
+        for label in variants
     }
 
 
+def call_site_starts(root: Path, count: int) -> dict[str, dict[str, dict[str, float]]]:
+    return starts(
+        {label: (example_folder(root, "sessions", v), {}) for label, v in SETTINGS.items()}, count
+    )
+
+
+def archive_starts(root: Path, count: int) -> dict[str, dict[str, dict[str, float]]]:
+    """Starts with the installation's class archive (made first, in a process of its own, if
+    missing) and with none."""
+    from streamwarden.spark.class_archive import CACHE_VARIABLE, cache_dir
+
+    made = subprocess.run([str(PYTHON), "-m", "streamwarden.spark.class_archive"], check=False)
+    if made.returncode != 0:
+        raise RuntimeError("could not make the class archive (see above)")
+    folder = example_folder(root, "sessions")
+    (root / "no-archive").mkdir()
+    variants = {
+        "no archive": (folder, {CACHE_VARIABLE: str(root / "no-archive")}),
+        "archive": (folder, {CACHE_VARIABLE: str(cache_dir())}),
+    }
+    return starts(variants, count)
+
+
 def report(document: dict[str, Any]) -> str:
+    def seconds(got: dict[str, float]) -> str:
+        return f"{got['median_s']:.1f} ({got['min_s']:.1f}-{got['max_s']:.1f})"
+
     lines = [
-        "| what | call sites recorded (PySpark's default) | not recorded (streamwarden) | ratio |",
+        "| what | baseline | streamwarden | ratio |",
         "|---|---:|---:|---:|",
     ]
     for name, got in document["builds"].items():
         on, off = got["recorded"], got["not recorded"]
         lines.append(
-            f"| {name}: build the query, median ms (min-max) | "
+            f"| {name}: build the query, median ms (min-max); call sites recorded / not | "
             f"{on['median_s'] * 1000:.0f} ({on['min_s'] * 1000:.0f}-{on['max_s'] * 1000:.0f}) | "
             f"{off['median_s'] * 1000:.0f} ({off['min_s'] * 1000:.0f}-{off['max_s'] * 1000:.0f})"
             f" | {off['median_s'] / on['median_s']:.2f}x |"
         )
         lines.append(
-            f"| {name}: round trips to the JVM | {on['round_trips']:.0f} | "
-            f"{off['round_trips']:.0f} | {off['round_trips'] / on['round_trips']:.2f}x |"
+            f"| {name}: round trips to the JVM; call sites recorded / not | "
+            f"{on['round_trips']:.0f} | {off['round_trips']:.0f} | "
+            f"{off['round_trips'] / on['round_trips']:.2f}x |"
         )
-    for part, what in (("first_batch", "first batch committed"), ("exit", "exit")):
-        on = document["starts"]["recorded"][part]
-        off = document["starts"]["not recorded"][part]
-        lines.append(
-            f"| `run --once`, start to {what}, median s (min-max) | "
-            f"{on['median_s']:.1f} ({on['min_s']:.1f}-{on['max_s']:.1f}) | "
-            f"{off['median_s']:.1f} ({off['min_s']:.1f}-{off['max_s']:.1f}) | "
-            f"{off['median_s'] / on['median_s']:.2f}x |"
-        )
+    for key, base, ours, what in (
+        ("call_site_starts", "recorded", "not recorded", "call sites recorded / not"),
+        ("archive_starts", "no archive", "archive", "no class archive / archive"),
+    ):
+        for part, event in (("first_batch", "first batch committed"), ("exit", "exit")):
+            on, off = document[key][base][part], document[key][ours][part]
+            lines.append(
+                f"| `run --once`, start to {event}, median s (min-max); {what} | "
+                f"{seconds(on)} | {seconds(off)} | {off['median_s'] / on['median_s']:.2f}x |"
+            )
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--builds", type=int, default=10, help="measured builds per setting")
-    parser.add_argument("--starts", type=int, default=5, help="process starts per setting")
+    parser.add_argument("--starts", type=int, default=6, help="process starts per setting")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="query-build-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="start-time-") as tmp:
         root = Path(tmp)
         document = {
             "args": vars(args),
             "builds": builds(root / "builds", args.builds),
-            "starts": starts(root / "starts", args.starts),
+            "call_site_starts": call_site_starts(root / "call-sites", args.starts),
+            "archive_starts": archive_starts(root / "archive", args.starts),
         }
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "query-build.json").write_text(json.dumps(document, indent=2) + "\n")
+    (RESULTS / "start-time.json").write_text(json.dumps(document, indent=2) + "\n")
     table = report(document)
-    (RESULTS / "query-build.md").write_text(table)
+    (RESULTS / "start-time.md").write_text(table)
     print(table)
 
 

@@ -3,6 +3,8 @@
 Defaults: the RocksDB state store with changelog checkpointing (docs/failure-modes.md:
 checkpoint-metadata-growth, full-snapshots), checkpoint format v2, UTC session time, the engine
 jar on the classpath, local files handled without forking a child process per checkpoint file,
+no record of Python call sites around each DataFrame call (``QUERY_BUILDING``), the
+installation's class archive mapped at the JVM's start (``spark/class_archive.py``),
 a driver nobody else can reach (``spark/network.py``: in local mode the UI, RPC and block
 manager listen on 127.0.0.1; the UI's kill links are off), and files Spark writes readable by
 their owner only (``spark/permissions.py``).
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.errors import EngineError
+from streamwarden.spark.class_archive import DRIVER_OPTIONS, java_options
 from streamwarden.spark.cluster import cluster_defaults
 from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
@@ -26,7 +29,13 @@ from streamwarden.spark.permissions import PRIVATE_UMASK, UMASK_SETTING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["STATE_DEFAULTS", "TRACK_STATE_ROWS", "build_spark_session", "state_rows_tracked"]
+__all__ = [
+    "STATE_DEFAULTS",
+    "TRACK_STATE_ROWS",
+    "build_spark_session",
+    "driver_settings",
+    "state_rows_tracked",
+]
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -77,6 +86,53 @@ SOURCE_LOG: Mapping[str, str] = {
     "spark.sql.streaming.fileSource.log.cleanupDelay": "0s",
 }
 
+#: PySpark's DataFrame debugging (on unless switched off) records, around every Column and
+#: DataFrame call, the Python line that made it, in the JVM, so that an analysis error can point
+#: at the user's code: seven more round trips to the JVM per call. streamwarden builds its
+#: queries from its own code and reports their errors in its own words, so those call sites
+#: would only ever name its own lines. Off, building a sessions pipeline's query takes 2,000
+#: round trips instead of 5,500, and every start, restart and drain builds one (BENCHMARKS.md
+#: "Building a query").
+QUERY_BUILDING: Mapping[str, str] = {
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
+}
+
+
+def driver_settings(
+    *,
+    app_name: str = "streamwarden",
+    master: str = "local[2]",
+    shuffle_partitions: int = 4,
+    extra_conf: Mapping[str, str] | None = None,
+    extra_jars: tuple[str, ...] = (),
+) -> dict[str, str]:
+    """The settings :func:`build_spark_session` starts Spark with (before the class archive's
+    option, which depends on them: ``spark/class_archive.py``)."""
+    jars = ",".join((str(engine_jar_path()), *extra_jars))
+    settings = {
+        "spark.app.name": app_name,
+        "spark.master": master,
+        "spark.jars": jars,
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.ui.showConsoleProgress": "false",
+        **STATE_DEFAULTS,
+        **LOCAL_FILES,
+        **SOURCE_LOG,
+        **QUERY_BUILDING,
+        **REDACTION,
+        **network_defaults((extra_conf or {}).get("spark.master", master)),
+        **cluster_defaults((extra_conf or {}).get("spark.master", master)),
+        UMASK_SETTING: PRIVATE_UMASK,  # Spark's files readable by their owner only
+        **(extra_conf or {}),
+    }
+    # the engine jar on the JVM's own classpath too: Hadoop loads file systems outside Spark's
+    # class loader
+    class_path = settings.get("spark.driver.extraClassPath")
+    settings["spark.driver.extraClassPath"] = os.pathsep.join(
+        p for p in (str(engine_jar_path()), class_path) if p
+    )
+    return settings
+
 
 def build_spark_session(
     *,
@@ -92,6 +148,8 @@ def build_spark_session(
     An existing active session is reused by Spark's builder; its static settings (such as
     ``spark.jars``) cannot change afterwards, so build the session through this function first.
     Raises :class:`EngineError` when the session it gets cannot reach the engine's classes.
+    A JVM started here maps the installation's class archive when one was made
+    (``spark/class_archive.py``).
 
     With ``jvm_output``, a JVM started here writes its own output (the JVM's start-up warnings,
     anything printed before the log configuration takes over) to that file rather than the
@@ -99,28 +157,15 @@ def build_spark_session(
     """
     from pyspark.sql import SparkSession
 
-    jars = ",".join((str(engine_jar_path()), *extra_jars))
-    settings = {
-        "spark.app.name": app_name,
-        "spark.master": master,
-        "spark.jars": jars,
-        "spark.sql.shuffle.partitions": str(shuffle_partitions),
-        "spark.ui.showConsoleProgress": "false",
-        **STATE_DEFAULTS,
-        **LOCAL_FILES,
-        **SOURCE_LOG,
-        **REDACTION,
-        **network_defaults((extra_conf or {}).get("spark.master", master)),
-        **cluster_defaults((extra_conf or {}).get("spark.master", master)),
-        UMASK_SETTING: PRIVATE_UMASK,  # Spark's files readable by their owner only
-        **(extra_conf or {}),
-    }
-    # the engine jar on the JVM's own classpath too: Hadoop loads file systems outside Spark's
-    # class loader
-    class_path = settings.get("spark.driver.extraClassPath")
-    settings["spark.driver.extraClassPath"] = os.pathsep.join(
-        p for p in (str(engine_jar_path()), class_path) if p
+    settings = driver_settings(
+        app_name=app_name,
+        master=master,
+        shuffle_partitions=shuffle_partitions,
+        extra_conf=extra_conf,
+        extra_jars=extra_jars,
     )
+    if (options := java_options(settings)) is not None:
+        settings[DRIVER_OPTIONS] = options
     _refuse_a_jvm_without_the_engine()
     with jvm_environment(settings):  # whichever of the two below starts the JVM
         if jvm_output is not None:
