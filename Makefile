@@ -22,9 +22,9 @@ setup: $(VENV)/.installed $(JAR) $(JAR_SETS) class-archive
 
 # Spark's classes parsed once into .cache/jvm/ and mapped by every later JVM start (a start 7 s
 # shorter): made on the first setup and again whenever Java, pyspark or the engine jar change;
-# otherwise this finds it and returns (src/streamwarden/spark/class_archive.py).
+# otherwise this finds it and returns (src/streamwarden/cli/class_archive.py).
 class-archive: $(VENV)/.installed $(JAR)
-	$(BIN)/python -m streamwarden.spark.class_archive
+	$(BIN)/python -m streamwarden.cli.class_archive
 
 .cache/jars/%/.fetched: engine/deps/pom.xml
 	scripts/fetch_jars.sh $* >/dev/null

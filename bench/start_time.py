@@ -213,7 +213,7 @@ def archive_starts(root: Path, count: int) -> dict[str, dict[str, dict[str, floa
     missing) and with none."""
     from streamwarden.spark.class_archive import CACHE_VARIABLE, cache_dir
 
-    made = subprocess.run([str(PYTHON), "-m", "streamwarden.spark.class_archive"], check=False)
+    made = subprocess.run([str(PYTHON), "-m", "streamwarden.cli.class_archive"], check=False)
     if made.returncode != 0:
         raise RuntimeError("could not make the class archive (see above)")
     folder = example_folder(root, "sessions")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from streamwarden.cli.class_archive import make_archive
+from streamwarden.errors import EngineError
 from streamwarden.spark.class_archive import archive_for, archive_name, java_options
 from streamwarden.spark.session import driver_settings
 
@@ -91,3 +93,10 @@ def test_the_test_session_s_jvm_maps_the_archive_made_for_its_class_path(spark):
         check=False,
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.spark
+def test_the_archive_is_not_made_in_a_process_whose_jvm_runs_already(spark, tmp_path):
+    with pytest.raises(EngineError, match="make the archive in a new one"):
+        make_archive(tmp_path)
+    assert not list(tmp_path.iterdir())
