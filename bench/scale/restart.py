@@ -4,7 +4,7 @@ again on the same checkpoint, and time until the first new batch is committed.
 Usage::
 
     .venv/bin/python bench/scale/restart.py [--keys 1000000]
-        [--variants default,deltas50,maintenance15s]
+        [--variants default,deltas50,maintenance15s,noarchive]
 
 For every variant (Spark state-store settings), in processes of their own:
 
@@ -75,6 +75,9 @@ VARIANTS: dict[str, dict[str, str]] = {
     "deltas50": {"spark.sql.streaming.stateStore.minDeltasForSnapshot": "50"},
     "deltas5": {"spark.sql.streaming.stateStore.minDeltasForSnapshot": "5"},
     "maintenance15s": {"spark.sql.streaming.stateStore.maintenanceInterval": "15s"},
+    # the JVM's own class sharing named in the driver's options: streamwarden then maps no class
+    # archive (spark/class_archive.py), so the JVM starts as it did before 2026-11-27
+    "noarchive": {"spark.driver.extraJavaOptions": "-Xshare:auto"},
 }
 #: Flink variants: the state backend of bench/scale/flink_live.py.
 FLINK_VARIANTS = {"flink-heap": "heap", "flink-rocksdb": "rocksdb"}
