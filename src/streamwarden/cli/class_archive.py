@@ -11,14 +11,17 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamwarden.config import load_config
-from streamwarden.errors import EngineError
+from streamwarden.errors import EngineError, StreamwardenError
 from streamwarden.pipeline import Pipeline
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from streamwarden.spark.class_archive import DRIVER_OPTIONS, archive_for
 from streamwarden.spark.session import build_spark_session, driver_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["main", "make_archive"]
 
@@ -59,7 +62,9 @@ def make_archive(folder: Path | None = None) -> Path:
     if code != 0 or not partial.is_file():
         partial.unlink(missing_ok=True)
         raise EngineError(
-            f"Spark's JVM exited with {code} and wrote no class archive; see {str(log)!r}"
+            f"Spark's JVM exited with {code} and wrote no class archive; see {str(log)!r}, "
+            "then run this again (without an archive pipelines run as before, only their "
+            "starts are slower)"
         )
     for old in target.parent.glob("spark-classes-*.jsa"):  # made for another installation
         old.unlink()
@@ -106,7 +111,7 @@ path = "checkpoint"
 """
 
 
-def _load_a_run_s_classes(spark: object, work: Path) -> None:
+def _load_a_run_s_classes(spark: SparkSession, work: Path) -> None:
     """A drained run of each operator over a little traffic, malformed records included."""
     spec = TrafficSpec(
         users=100, events=1_000, rate_per_second=0.2, events_per_file=500, malformed_fraction=0.02
@@ -115,14 +120,14 @@ def _load_a_run_s_classes(spark: object, work: Path) -> None:
         root = work / name
         generate_traffic(spec, root / "landing")
         (root / "pipeline.toml").write_text(text)
-        Pipeline(load_config(root / "pipeline.toml"), spark).run(once=True, drain=True)  # type: ignore[arg-type]
+        Pipeline(load_config(root / "pipeline.toml"), spark).run(once=True, drain=True)
 
 
 def main() -> int:
     try:
         path = make_archive()
-    except EngineError as exc:
-        print(f"streamwarden: {exc}", file=sys.stderr)
+    except StreamwardenError as exc:  # a run of the small pipelines that failed, too
+        print(f"streamwarden: could not make the class archive: {exc}", file=sys.stderr)
         return 1
     print(f"class archive: {path}")
     return 0

@@ -32,6 +32,7 @@ from streamwarden.errors import EngineError
 
 __all__ = [
     "CACHE_VARIABLE",
+    "CLASS_PATH",
     "DRIVER_OPTIONS",
     "archive_for",
     "archive_name",
@@ -41,7 +42,7 @@ __all__ = [
 
 #: The environment variable naming the folder of the archive.
 CACHE_VARIABLE = "STREAMWARDEN_JVM_CACHE"
-#: The settings that carry JVM options to the driver.
+#: The settings that carry JVM options and class path entries to the driver.
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 CLASS_PATH = "spark.driver.extraClassPath"
 #: Options of the user's that decide class sharing themselves: with any of them we add none.

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.errors import EngineError
-from streamwarden.spark.class_archive import DRIVER_OPTIONS, java_options
+from streamwarden.spark.class_archive import CLASS_PATH, DRIVER_OPTIONS, java_options
 from streamwarden.spark.cluster import cluster_defaults
 from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
@@ -90,9 +90,9 @@ SOURCE_LOG: Mapping[str, str] = {
 #: DataFrame call, the Python line that made it, in the JVM, so that an analysis error can point
 #: at the user's code: seven more round trips to the JVM per call. streamwarden builds its
 #: queries from its own code and reports their errors in its own words, so those call sites
-#: would only ever name its own lines. Off, building a sessions pipeline's query takes 2,000
-#: round trips instead of 5,500, and every start, restart and drain builds one (BENCHMARKS.md
-#: "Building a query").
+#: would only ever name its own lines. Off, building a sessions pipeline's query takes 1,600
+#: round trips instead of 5,900 and half the time, and every start, restart and drain builds
+#: one (BENCHMARKS.md "Start time").
 QUERY_BUILDING: Mapping[str, str] = {
     "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
@@ -127,10 +127,8 @@ def driver_settings(
     }
     # the engine jar on the JVM's own classpath too: Hadoop loads file systems outside Spark's
     # class loader
-    class_path = settings.get("spark.driver.extraClassPath")
-    settings["spark.driver.extraClassPath"] = os.pathsep.join(
-        p for p in (str(engine_jar_path()), class_path) if p
-    )
+    class_path = settings.get(CLASS_PATH)
+    settings[CLASS_PATH] = os.pathsep.join(p for p in (str(engine_jar_path()), class_path) if p)
     return settings
 
 
@@ -155,6 +153,7 @@ def build_spark_session(
     anything printed before the log configuration takes over) to that file rather than the
     terminal; the command line passes its log file.
     """
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     settings = driver_settings(
@@ -164,7 +163,8 @@ def build_spark_session(
         extra_conf=extra_conf,
         extra_jars=extra_jars,
     )
-    if (options := java_options(settings)) is not None:
+    # only a JVM started here reads its options: no digest of Spark's jars for a running one
+    if SparkContext._gateway is None and (options := java_options(settings)) is not None:
         settings[DRIVER_OPTIONS] = options
     _refuse_a_jvm_without_the_engine()
     with jvm_environment(settings):  # whichever of the two below starts the JVM
