@@ -354,7 +354,7 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-def _key_value(text: str) -> tuple[str, str]:
+def key_value(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE: {text}")
@@ -396,7 +396,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--conf",
-        type=_key_value,
+        type=key_value,
         action="append",
         default=[],
         metavar="KEY=VALUE",

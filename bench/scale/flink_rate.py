@@ -70,22 +70,32 @@ def samples_of(pid: int) -> Iterator[dict[str, Any]]:
     keyed operator, checkpoint counts), until the JVM has gone."""
     rest = rest_of(pid)
     while rest is not None and alive(pid):
-        job, vertices = rest.job_id(), rest.vertices()
-        metric = (
-            rest.get(f"/jobs/{job}/vertices/{vertices[1]['id']}/subtasks/metrics?get=numRecordsIn")
-            if len(vertices) > 1
-            else None
-        )
-        checkpoints = rest.checkpoints().get("counts")
-        if metric is None or checkpoints is None:
-            yield {"t": time.time(), "error": "the REST API did not answer"}
-        else:
-            yield {
-                "t": time.time(),
-                "records_in": metric[0]["sum"] if metric else None,
-                "checkpoints": checkpoints,
-            }
+        yield sample(rest)
         time.sleep(SAMPLE_EVERY_S)
+
+
+def sample(rest: FlinkRest) -> dict[str, Any]:
+    """One sample of the running job: records in at its first keyed operator, the late records
+    that operator dropped (``MATCH_RECOGNIZE``'s counter; None for an operator without it) and
+    the job's checkpoint counts."""
+    job, vertices = rest.job_id(), rest.vertices()
+    metrics = (
+        f"/jobs/{job}/vertices/{vertices[1]['id']}/subtasks/metrics" if len(vertices) > 1 else ""
+    )
+    records = rest.get(f"{metrics}?get=numRecordsIn") if metrics else None
+    checkpoints = rest.checkpoints().get("counts")
+    if records is None or checkpoints is None:
+        return {"t": time.time(), "error": "the REST API did not answer"}
+    # an operator's own metrics are named after it (``Match[6].numLateRecordsDropped``), and the
+    # REST API answers nothing at all when one of the names asked for does not exist
+    late = [m["id"] for m in rest.get(metrics) or () if m["id"].endswith(".numLateRecordsDropped")]
+    dropped = rest.get(f"{metrics}?get={','.join(late)}") if late else None
+    return {
+        "t": time.time(),
+        "records_in": records[0]["sum"] if records else None,
+        "late_dropped": sum(m["sum"] for m in dropped) if dropped else None,
+        "checkpoints": checkpoints,
+    }
 
 
 def watch(pid: int, out: Path) -> None:

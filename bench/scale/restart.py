@@ -41,12 +41,9 @@ Results: ``bench/results/scale-restart.json`` and ``.md``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -61,13 +58,12 @@ from scale.common import (
     FLINK_PYTHON,
     PYTHON,
     RESULTS,
-    FlinkRest,
     dataset,
     folder_bytes,
     save,
 )
+from scale.flink_job import FlinkJob, kill, retained_checkpoint, wait_until
 from scale.traffic import SteadyTraffic
-from streamwarden.local_server import free_ports
 
 #: Spark state-store settings per variant (on top of examples/sessions.toml's).
 VARIANTS: dict[str, dict[str, str]] = {
@@ -122,30 +118,6 @@ def start(landing: Path, work: Path, conf: dict[str, str], log: Path) -> subproc
     command += [f"--conf={k}={v}" for k, v in conf.items()]
     with log.open("ab") as out:
         return subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
-
-
-def kill(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL to the process group this script started (Python and its JVM)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-def wait_until(
-    condition: Any, process: subprocess.Popen[bytes], deadline_s: float, what: str
-) -> float:
-    """Polls ``condition`` until true; returns the seconds waited. Fails if the process exits."""
-    t0 = time.perf_counter()
-    while not condition():
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"the pipeline exited ({process.returncode}) while waiting for {what}"
-            )
-        if time.perf_counter() - t0 > deadline_s:
-            kill(process)
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.2)
-    return time.perf_counter() - t0
 
 
 def lag_warnings(log: Path) -> int:
@@ -228,78 +200,6 @@ def variant_run(name: str, traffic: SteadyTraffic, deadline: float) -> dict[str,
 
 
 # --- Flink -----------------------------------------------------------------------------------
-
-
-class FlinkJob:
-    """One run of ``flink_live.py`` in a process group of its own, watched through its REST API."""
-
-    def __init__(
-        self,
-        state: str,
-        inputs: Path,
-        live: Path,
-        checkpoints: Path,
-        log: Path,
-        restore: Path | None = None,
-    ) -> None:
-        (port,) = free_ports(1)
-        self.rest = FlinkRest(port)
-        command = [
-            str(FLINK_PYTHON),
-            str(BENCH / "scale" / "flink_live.py"),
-            "--input",
-            str(inputs),
-            "--live",
-            str(live),
-            "--state",
-            state,
-            "--checkpoints",
-            str(checkpoints),
-            "--rest-port",
-            str(port),
-        ]
-        if restore is not None:
-            command += ["--restore", str(restore)]
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
-
-    def records_read(self) -> int:
-        """Events the source has emitted (the REST API's view, refreshed every 200 ms)."""
-        source = next((v for v in self.rest.vertices() if v["name"].startswith("Source")), None)
-        return int(source["metrics"].get("write-records", 0)) if source else 0
-
-    def checkpoints(self) -> dict[str, Any]:
-        return self.rest.checkpoints()
-
-    def completed_since(self, epoch_ms: int) -> dict[str, Any] | None:
-        """The latest completed checkpoint if it was triggered at or after ``epoch_ms``."""
-        latest = (self.checkpoints().get("latest") or {}).get("completed")
-        return latest if latest and latest["trigger_timestamp"] >= epoch_ms else None
-
-    def wait_read_and_checkpointed(self, events: int, deadline_s: float, what: str) -> float:
-        """Seconds until the source has read ``events`` events and a checkpoint triggered after
-        that has completed."""
-        t0 = time.perf_counter()
-        seen: list[int] = []
-
-        def done() -> bool:
-            if not seen and self.records_read() >= events:
-                seen.append(int(time.time() * 1000))
-            return bool(seen) and self.completed_since(seen[0]) is not None
-
-        wait_until(done, self.process, deadline_s, what)
-        return time.perf_counter() - t0
-
-    def kill(self) -> None:
-        kill(self.process)
-
-
-def retained_checkpoint(folder: Path) -> Path:
-    """The newest complete checkpoint (a ``chk-N`` folder with ``_metadata``) under ``folder``."""
-    done = [m.parent for m in folder.glob("*/chk-*/_metadata")]
-    if not done:
-        raise RuntimeError(f"no complete checkpoint under {folder}")
-    return max(done, key=lambda p: int(p.name.removeprefix("chk-")))
 
 
 def flink_variant_run(name: str, traffic: SteadyTraffic, deadline: float) -> dict[str, Any]:

@@ -59,6 +59,8 @@ With ``--flink-sample-steady-events S`` Flink runs once instead, on warm-up + st
 sampled every 10 s through its REST API (``scale/flink_rate.py``) and stopped once S events
 have reached its first keyed operator since the first sample past the warm-up: the figure is B
 divided by the event rate from that sample to the last one, checkpoints included.
+With ``--flink-warmup-on-heap`` too, a RocksDB engine's warm-up runs on Flink's heap backend and
+a savepoint carries its state to the RocksDB job that is sampled (``scale/flink_transfer.py``).
 
 The difference is only meaningful when the steady phase takes well longer than the run-to-run
 noise of a job's start and final flush (seconds): so Flink gets the same stream prolonged to at
@@ -106,6 +108,7 @@ from scale.common import (
     tail_mean,
 )
 from scale.flink_rate import rate, sample_job
+from scale.flink_transfer import transferred
 from scale.traffic import SteadyTraffic, cycle_batches, settling_warmup
 
 SPARK_ENGINES = {
@@ -374,6 +377,12 @@ def flink_engine(
         command = flink_command(engine, folder, checkpoints, args)
         return command, Path(f"{log}-{label}.log"), flink_jvm_env(args.flink_heap, gc_log), gc_log
 
+    if args.flink_warmup_on_heap and flink_state(engine) == "rocksdb":
+        query = "patterns" if engine.startswith("flink-match") else "sessions"
+        run = transferred(
+            query, flink_conf(engine, args), traffic, path, Path(f"{log}-transfer"), args
+        )
+        return {**run, "summary": {**run["summary"], "managed_memory": settings["managed_memory"]}}
     try:
         if args.flink_sample_steady_events:
             command, stderr, env, gc_log = job(path, "sampled")
@@ -729,6 +738,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="measure Flink in one job, sampled every 10 s through its REST API and stopped once "
         "this many events have come in since the first sample past the warm-up "
         "(bench/scale/flink_rate.py), instead of two whole jobs: for jobs too long to run twice",
+    )
+    parser.add_argument(
+        "--flink-warmup-on-heap",
+        action="store_true",
+        help="Flink on RocksDB: run the warm-up on the heap backend (--flink-heap) and carry its "
+        "state to RocksDB in a savepoint, then sample the RocksDB job "
+        "(bench/scale/flink_transfer.py): for states whose RocksDB warm-up takes hours",
     )
     parser.add_argument(
         "--warmup-revisits",

@@ -1,7 +1,8 @@
-"""The scale benchmarks' arithmetic and bookkeeping (bench/scale/common.py, restart.py,
-flink_rate.py): the fixed-plus-per-row fit, the steady median, which Flink checkpoint a restart
-resumes from, a Flink job's steady event rate from its samples, the sampler's handling of the
-job's processes, the Flink command, and its JVM's GC log. No Spark, no Flink."""
+"""The scale benchmarks' arithmetic and bookkeeping (bench/scale/common.py, flink_job.py,
+flink_rate.py, flink_transfer.py): the fixed-plus-per-row fit, the steady median, which Flink
+checkpoint a restart resumes from, a Flink job's steady event rate from its samples, the
+sampler's handling of the job's processes, the order in which files are landed for a live Flink
+job, the Flink command, and its JVM's GC log. No Spark, no Flink."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from scale.common import fit_line, flink_jvm_env, gc_summary, last_quarter_median
+from scale.flink_job import retained_checkpoint
 from scale.flink_rate import rate, sample_job
-from scale.restart import retained_checkpoint
+from scale.flink_transfer import FeedOrder
 
 
 def test_the_fit_splits_batch_time_into_a_fixed_cost_and_a_cost_per_row() -> None:
@@ -88,6 +90,20 @@ def test_no_complete_flink_checkpoint_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "job-id" / "chk-1").mkdir(parents=True)
     with pytest.raises(RuntimeError, match="no complete checkpoint"):
         retained_checkpoint(tmp_path)
+
+
+def test_files_land_one_at_a_time_each_once_the_source_has_begun_the_one_before() -> None:
+    files = [Path(f"f{i}.jsonl") for i in range(4)]
+    order = FeedOrder(files, [100, 100, 50, 100])
+    assert order.due(0) == files[0]  # the first at once
+    assert order.due(0) is None  # f0 landed, not begun: f1 would wait beside it
+    assert order.due(1) == files[1]  # f0 begun
+    assert order.due(100) is None  # f0 read, f1 not begun
+    assert order.due(101) == files[2]
+    assert order.due(200) is None
+    assert order.due(201) == files[3]  # f2 (50 events) begun
+    assert order.due(10_000) is None  # every file landed
+    assert order.fed == 4
 
 
 def _sample(t: float, records: float | None, completed: int = 0) -> dict[str, object]:
