@@ -2,17 +2,82 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from streamwarden.cli.main import main
+from streamwarden.doctor.installation import archive_of
+from streamwarden.pipeline.loading import load_pipeline_config
+from streamwarden.spark.class_archive import CACHE_VARIABLE
 from tests.config.test_loader import MINIMAL
 
 HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 
 
-def test_doctor_exits_0_and_says_so_on_a_clean_config(tmp_path, capsys):
+@pytest.fixture
+def archives(tmp_path, monkeypatch):
+    """An empty folder of class archives (``$STREAMWARDEN_JVM_CACHE``), and how to make the
+    archive a config's driver would map (an empty file: only its name is checked)."""
+    folder = tmp_path / "jvm"
+    folder.mkdir()
+    monkeypatch.setenv(CACHE_VARIABLE, str(folder))
+
+    def make_for(config_path: Path) -> None:
+        archive = archive_of(load_pipeline_config(config_path))
+        assert archive is not None and archive.parent == folder
+        archive.write_bytes(b"")
+
+    return make_for
+
+
+def test_doctor_exits_0_and_says_so_on_a_clean_config(tmp_path, capsys, archives):
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL)
+    archives(path)
+    assert main(["doctor", str(path)]) == 0
+    assert "no findings" in capsys.readouterr().out
+
+
+def test_doctor_warns_when_no_class_archive_was_made_and_says_how_to_make_one(
+    tmp_path, capsys, archives
+):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL)
     assert main(["doctor", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: no-class-archive: " in out and "about 7 s more" in out
+    assert "fix: make it once (about a minute): `python -m streamwarden.cli.class_archive`" in out
+
+
+def test_an_archive_made_for_another_class_path_does_not_count(tmp_path, capsys, archives):
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL)
+    archives(path)
+    own = tmp_path / "own.toml"
+    own.write_text(MINIMAL + '[spark.conf]\n"spark.driver.extraClassPath" = "/opt/udfs.jar"\n')
+    assert main(["doctor", str(own)]) == 0
+    assert "warning: no-class-archive: " in capsys.readouterr().out
+
+
+def test_no_archive_is_asked_for_when_the_users_own_options_decide_class_sharing(
+    tmp_path, capsys, archives
+):
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL + '[spark.conf]\n"spark.driver.extraJavaOptions" = "-Xshare:off"\n')
+    assert main(["doctor", str(path)]) == 0
     assert "no findings" in capsys.readouterr().out
+
+
+def test_run_does_not_warn_about_the_class_archive(tmp_path, capsys, archives):
+    from streamwarden.cli.doctor import preflight
+
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL + '[sessions]\nallowed_lateness = "2d"\n')
+    preflight(load_pipeline_config(path), path)  # no archive made: doctor would warn
+    err = capsys.readouterr().err
+    assert "warning: long-state-horizon: " in err  # run's checks print their warnings
+    assert "no-class-archive" not in err
 
 
 def test_doctor_exits_0_with_warnings_only(tmp_path, capsys):
@@ -43,10 +108,13 @@ def test_run_refuses_a_config_with_an_error_before_starting_spark(tmp_path, caps
     assert not (tmp_path / "out" / "checkpoint").exists()
 
 
-def test_doctor_plan_builds_the_sessions_query_and_finds_its_watermark(spark, tmp_path, capsys):
+def test_doctor_plan_builds_the_sessions_query_and_finds_its_watermark(
+    spark, tmp_path, capsys, archives
+):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL + '[spark]\nmaster = "local[2]"\nshuffle_partitions = 4\n')
     (tmp_path / "landing").mkdir()
+    archives(path)
     assert main(["doctor", str(path), "--plan"]) == 0
     assert "no findings" in capsys.readouterr().out
 

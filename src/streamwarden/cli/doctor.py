@@ -1,6 +1,8 @@
-"""``streamwarden doctor CONFIG``: contradictions and missing deadlines in a pipeline's settings.
+"""``streamwarden doctor CONFIG``: contradictions and missing deadlines in a pipeline's settings,
+and what of the installation slows its start (``doctor/installation.py``).
 
-Exit 2 when any finding is an error, 0 otherwise. ``run`` calls :func:`preflight` first.
+Exit 2 when any finding is an error, 0 otherwise. ``run`` calls :func:`preflight` first (the
+config's checks, not the installation's).
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ def register(commands: Subcommands) -> None:
 
 def doctor_command(args: argparse.Namespace) -> int:
     from streamwarden.doctor import Severity, diagnose, render_findings
+    from streamwarden.doctor.installation import installation_findings
     from streamwarden.pipeline.loading import load_pipeline_config
 
     config = load_pipeline_config(args.config)
-    findings = diagnose(config)
+    findings = diagnose(config) + installation_findings(config)
     if args.plan:
         findings += _plan_findings(config)
     if not findings:

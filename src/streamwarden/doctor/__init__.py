@@ -5,6 +5,7 @@
 ``checkpoint`` holds the checks of an existing checkpoint (pinned partitions, log files
 Spark would trip over at restart);
 ``plan`` checks a streaming query's plan for stateful steps without a watermark.
+``installation`` checks what a pipeline starts on (the class archive of Spark's JVM).
 """
 
 from streamwarden.doctor.checks import diagnose

@@ -38,6 +38,7 @@ __all__ = [
     "archive_name",
     "cache_dir",
     "java_options",
+    "users_own",
 ]
 
 #: The environment variable naming the folder of the archive.
@@ -105,11 +106,16 @@ def archive_for(settings: Mapping[str, str], folder: Path | None = None) -> Path
     return (folder or cache_dir()) / name
 
 
+def users_own(settings: Mapping[str, str]) -> bool:
+    """Whether the user's own driver options decide class sharing (we then add no archive)."""
+    return any(option in settings.get(DRIVER_OPTIONS, "") for option in _USERS_OWN)
+
+
 def java_options(settings: Mapping[str, str], folder: Path | None = None) -> str | None:
     """The driver's JVM options with the archive added, when one was made for these settings
     and the user's own options leave class sharing to us; None to leave them as they are."""
     own = settings.get(DRIVER_OPTIONS, "")
-    if any(option in own for option in _USERS_OWN) or _java() is None:
+    if users_own(settings) or _java() is None:
         return None
     archive = archive_for(settings, folder)
     if not archive.is_file():
