@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from scale.common import fit_line, flink_jvm_env, gc_summary, last_quarter_median
 from scale.flink_job import retained_checkpoint
 from scale.flink_rate import rate, sample_job
-from scale.flink_transfer import FeedOrder
+from scale.flink_transfer import FeedOrder, restore_seconds
 
 
 def test_the_fit_splits_batch_time_into_a_fixed_cost_and_a_cost_per_row() -> None:
@@ -104,6 +104,12 @@ def test_files_land_one_at_a_time_each_once_the_source_has_begun_the_one_before(
     assert order.due(201) == files[3]  # f2 (50 events) begun
     assert order.due(10_000) is None  # every file landed
     assert order.fed == 4
+
+
+def test_a_restore_lasts_until_the_keyed_operator_receives_its_first_record() -> None:
+    samples = [{"t": 100, "started": True}, _sample(125, 0), _sample(135, 0), _sample(145, 900)]
+    assert restore_seconds(samples) == 45
+    assert restore_seconds(samples[:3]) is None  # not restored yet
 
 
 def _sample(t: float, records: float | None, completed: int = 0) -> dict[str, object]:
