@@ -143,6 +143,8 @@ bench-scale-patterns-rocksdb: setup
 		--keys 10000,1000000,5000000 --batch-events 5000 --flink-sample-steady-events 1000000 \
 		--flink-heap $(FLINK_HEAP) --flink-warmup-on-heap \
 		--name scale-flink-match-rocksdb-transfer --resume
+	$(BIN)/python bench/scale/state_growth.py --workload patterns --report-only \
+		--merge scale-flink-match-rocksdb-transfer
 
 bench-scale-restart: setup
 	$(BIN)/python bench/scale/restart.py

@@ -763,11 +763,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="write the tables and the plot from the results file, measure nothing",
     )
     parser.add_argument(
+        "--merge",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also put the points of the results file NAME in the tables and the plot, as "
+        "engines of their own (repeatable; the results file itself is left as it is)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="keep the points already in the results file and run only the missing ones",
     )
     return parser.parse_args(argv)
+
+
+def merged(name: str) -> list[dict[str, Any]]:
+    """The results of the results file ``name``, each engine named apart for the tables and the
+    plot: ``ENGINE, heap warm-up`` for Flink RocksDB points measured on a state carried from a
+    heap warm-up (``--flink-warmup-on-heap``), ``ENGINE (name)`` otherwise."""
+    results = json.loads((RESULTS / f"{name}.json").read_text())["results"]
+    for r in results:
+        heap = "heap warm-up" in r["summary"].get("method", "")
+        r["engine"] = f"{r['engine']}, heap warm-up" if heap else f"{r['engine']} ({name})"
+    return results
 
 
 def main() -> None:
@@ -784,6 +803,8 @@ def main() -> None:
     else:
         document = measure(args, name)
         save(name, document)
+    for other in args.merge:
+        document["results"] += merged(other)
     print(report(document, name))
     plot(document, name)
 
