@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--state", choices=sorted(STATE_BACKENDS), default="heap")
     parser.add_argument("--checkpoints", type=Path, required=True)
     parser.add_argument("--rest-port", type=int, required=True)
-    parser.add_argument("--restore", help="a retained checkpoint (its chk-N folder)")
+    parser.add_argument("--restore", help="a retained checkpoint (its chk-N folder) or savepoint")
     parser.add_argument("--checkpoint-every", default="2s")
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--query", choices=QUERIES, default="sessions")

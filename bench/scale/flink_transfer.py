@@ -9,7 +9,7 @@ Used by ``state_growth.py --flink-warmup-on-heap`` (with ``--flink-sample-steady
 
 Why: Flink's ``MATCH_RECOGNIZE`` on RocksDB reads 1,900-3,300 events/s, so the 15M warm-up events
 of 5M keys alone take more than two hours, while the same query on heap (16 GiB) gets through
-them in about ten minutes. Flink's savepoints in the canonical format are restored by any state
+them in 10-15 minutes. Flink's savepoints in the canonical format are restored by any state
 backend (Flink's documentation, "Savepoints", "Canonical vs native format"), so the state a heap
 job holds after the warm-up is the state a RocksDB job would hold after the same events: the
 same partial matches, buffered rows and timers, in the same operators.
@@ -25,15 +25,16 @@ How (one JVM per phase, ``flink_live.py``'s never-ending job on the same files):
    at a time, each once the source has begun the one before (so they are read in order, as the
    sequential source reads them), and the job is sampled every 10 s as ``flink_rate.py``
    samples. The figure is the event rate at the ``MATCH_RECOGNIZE`` operator from the first
-   sample past ``SETTLE`` of the steady events (RocksDB's files freshly written by the restore
-   are compacted in the first minutes) to the last, checkpoints included; ``restore_seconds``
-   is the RocksDB job's start (JVM included) to its source's first record.
+   sample past ``SETTLE`` of the steady events (the minutes right after the restore are left
+   out) to the last, checkpoints included; ``restore_seconds`` is the RocksDB job's start (JVM
+   included) to the first sample in which that operator has received a record.
 
 What differs from a RocksDB warm-up: the files' layout (one bulk write instead of hours of
-writes, deletes and compactions), not their content. ``--flink-warmup-on-heap`` was checked
-against the warm-up on RocksDB itself at 1M keys (BENCHMARKS.md, "Flink MATCH_RECOGNIZE on
-RocksDB at 5M keys"). Late records dropped by the operator (``late_dropped``) are sampled too:
-0 means the fed files were read in time order.
+writes, deletes and compactions), not their content. And the rate: checked against the warm-up
+on RocksDB itself at 1M keys, the heap-warmed job read 0.70-0.80x the events per second over the
+same steady events (BENCHMARKS.md, "Flink MATCH_RECOGNIZE on RocksDB at 5M keys"), so its
+figures understate Flink on RocksDB. Late records dropped by the operator (``late_dropped``) are
+sampled too: 0 means the fed files were read in time order.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from scale.traffic import SteadyTraffic
 
 #: The share of the sampled steady events left out of the rate at the start of the RocksDB job.
 SETTLE = 0.2
-#: Seconds allowed per phase (the 5M-key heap warm-up takes about 10 minutes).
+#: Seconds allowed per phase (at 5M keys the heap warm-up took 15 minutes, the restore 18).
 DEADLINE_S = 3 * 3600
 
 
@@ -85,7 +86,7 @@ class FeedOrder:
 
 class Feeder(threading.Thread):
     """Lands ``files`` in ``live`` (hard links) in ``FeedOrder`` as the job's source reads them,
-    until ``stop`` is set; keeps when the source read its first record."""
+    until ``stop`` is set; an error is kept for the sampling loop to raise."""
 
     def __init__(self, job: FlinkJob, files: list[Path], live: Path) -> None:
         super().__init__(daemon=True)

@@ -379,9 +379,9 @@ def flink_engine(
 
     if args.flink_warmup_on_heap and flink_state(engine) == "rocksdb":
         query = "patterns" if engine.startswith("flink-match") else "sessions"
-        run = transferred(
-            query, flink_conf(engine, args), traffic, path, Path(f"{log}-transfer"), args
-        )
+        managed = f"taskmanager.memory.managed.size={settings['managed_memory']}"
+        conf = [*flink_conf(engine, args), managed]
+        run = transferred(query, conf, traffic, path, Path(f"{log}-transfer"), args)
         return {**run, "summary": {**run["summary"], "managed_memory": settings["managed_memory"]}}
     try:
         if args.flink_sample_steady_events:
