@@ -4,6 +4,9 @@
 # when the set is already there and the pom has not changed since.
 #
 #   scripts/fetch_jars.sh test     # the JUnit console launcher
+#
+# An installed package does without it: it fetches the same jars itself from the list
+# scripts/lock_jars.py writes (streamwarden.spark.jar_sets, `streamwarden jars --fetch`).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 set_name="${1:?usage: fetch_jars.sh <set>, a profile id of engine/deps/pom.xml such as test}"

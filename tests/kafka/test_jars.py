@@ -1,5 +1,6 @@
 """The Kafka jar sets are found where ``make setup`` puts them, or where STREAMWARDEN_JARS_DIR
-says; a set never fetched is an error that names the folder and the command that fetches it."""
+says; a set missing there is an error that names the folder and the commands that fetch it
+(``streamwarden jars --fetch``, and in the source tree ``make setup``)."""
 
 from __future__ import annotations
 
@@ -54,4 +55,4 @@ def test_a_set_never_fetched_or_fetched_only_in_part_names_its_folder_and_the_fi
         jar_set()
     message = str(caught.value)
     assert str(tmp_path / name) in message and "\n" not in message
-    assert "make setup" in message and f"scripts/fetch_jars.sh {name}" in message
+    assert f"'streamwarden jars --fetch {name}'" in message and "make setup" in message

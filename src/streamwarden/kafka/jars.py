@@ -1,8 +1,8 @@
 """Where the JVM pieces for Kafka are: the jar sets and the ``java`` that runs the local broker.
 
-The jar sets are found as :mod:`streamwarden.spark.jar_sets` finds every set (the repository's
-``.cache/jars/<set>/``, or ``$STREAMWARDEN_JARS_DIR/<set>/``); ``make setup`` fetches both sets
-used here:
+The jar sets are found as :mod:`streamwarden.spark.jar_sets` finds every set
+(``$STREAMWARDEN_JARS_DIR/<set>/``, the source tree's ``.cache/jars/<set>/``, or the user's
+cache, where a missing set is fetched from Maven Central on first need):
 
 - ``kafka``: Spark's Kafka connector and the jars it needs beyond the pyspark wheel, for
   ``spark.jars`` (``build_spark_session(extra_jars=connector_jars())``);
@@ -31,7 +31,7 @@ __all__ = [
     "java_executable",
 ]
 
-#: The profile ids in ``engine/deps/pom.xml``, and so the set folders' names.
+#: The profile ids in ``engine/deps/pom.xml``, and so the sets' names.
 CONNECTOR_SET = "kafka"
 BROKER_SET = "kafka-broker"
 
@@ -39,7 +39,8 @@ BROKER_SET = "kafka-broker"
 def connector_jars() -> tuple[str, ...]:
     """Absolute paths of Spark's Kafka connector jars (the ``kafka`` set), for ``spark.jars``.
 
-    Raises :class:`ConfigError` naming the folder and the fix when the set was never fetched.
+    Raises :class:`ConfigError` naming the folder and the fix when the set is missing (see
+    :func:`~streamwarden.spark.jar_sets.jar_set`).
     """
     return jar_set(CONNECTOR_SET)
 
@@ -47,7 +48,8 @@ def connector_jars() -> tuple[str, ...]:
 def broker_jars() -> tuple[str, ...]:
     """Absolute paths of the local broker's jars (the ``kafka-broker`` set), its classpath.
 
-    Raises :class:`ConfigError` naming the folder and the fix when the set was never fetched.
+    Raises :class:`ConfigError` naming the folder and the fix when the set is missing (see
+    :func:`~streamwarden.spark.jar_sets.jar_set`).
     """
     return jar_set(BROKER_SET)
 

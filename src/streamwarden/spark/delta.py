@@ -1,7 +1,8 @@
 """What a SparkSession needs to read and write Delta Lake tables: the two jars of the ``delta``
-set (``io.delta:delta-spark_4.2_2.13:4.4.0`` and ``io.delta:delta-storage:4.4.0``, fetched by
-``make setup``; a full Maven resolution would drag in older Hadoop and Parquet jars that clash
-with the pyspark wheel's) and Delta's session extension and catalog.
+set (``io.delta:delta-spark_4.2_2.13:4.4.0`` and ``io.delta:delta-storage:4.4.0``, found or
+fetched by :mod:`streamwarden.spark.jar_sets`; a full Maven resolution would drag in older
+Hadoop and Parquet jars that clash with the pyspark wheel's) and Delta's session extension and
+catalog.
 
 Both settings are static: they must be given when the session starts
 (``build_spark_session(extra_jars=delta_jars(), extra_conf=delta_session_conf(...))``).
@@ -32,8 +33,9 @@ SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
 
 
 def delta_jars() -> tuple[str, ...]:
-    """Absolute paths of the ``delta`` set's jars, for ``spark.jars``; a :class:`ConfigError`
-    naming the folder and ``make setup`` when the set was never fetched."""
+    """Absolute paths of the ``delta`` set's jars, for ``spark.jars`` (fetched into the user's
+    cache on first need); a :class:`ConfigError` naming the folder and the command that fetches
+    the set when a folder given by ``$STREAMWARDEN_JARS_DIR`` or the source tree lacks it."""
     return jar_set(DELTA_SET)
 
 
