@@ -16,7 +16,7 @@ JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 .PHONY: demo demo-kafka postgres test test-engine lint soak cluster faults bench bench-patterns \
 	bench-rescale bench-kafka bench-delta bench-history bench-cluster bench-scale bench-scale-state \
 	bench-scale-patterns bench-scale-patterns-rocksdb bench-scale-restart bench-scale-checkpoint \
-	bench-driver-memory bench-start setup class-archive clean
+	bench-driver-memory bench-start setup class-archive jar-list clean
 
 setup: $(VENV)/.installed $(JAR) $(JAR_SETS) class-archive
 
@@ -29,10 +29,15 @@ class-archive: $(VENV)/.installed $(JAR)
 .cache/jars/%/.fetched: engine/deps/pom.xml
 	scripts/fetch_jars.sh $* >/dev/null
 
+# The exact jars of each set that the package ships (src/streamwarden/spark/jar_sets.txt), written
+# again from Maven's resolution of the pom; run it after changing a set in the pom.
+jar-list:
+	$(PY) scripts/lock_jars.py
+
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[all,dev]'
 	touch $@
 
 $(JAR): $(VENV)/.installed $(ENGINE_SOURCES) scripts/build_engine.sh scripts/javac_flags.sh

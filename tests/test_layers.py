@@ -22,9 +22,9 @@ PACKAGE = SOURCE / "streamwarden"
 #: and what imports it put it; "root" is ``streamwarden/__init__.py``, the public API, which
 #: re-exports from every layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # errors, the name registry, Spark plumbing, Kafka plumbing (jar sets, the local broker),
-    # the base of the local servers (broker, PostgreSQL, standalone cluster)
-    ("errors", "registry", "atomic", "spark", "_engine", "kafka", "local_server"),
+    # errors, the name registry, the optional extras, Spark plumbing, Kafka plumbing (jar sets,
+    # the local broker), the base of the local servers (broker, PostgreSQL, standalone cluster)
+    ("errors", "registry", "extras", "atomic", "spark", "_engine", "kafka", "local_server"),
     # contracts and their kinds (the config checks its kinds against them); the history store
     ("sources", "sinks", "history"),
     ("config",),  # typed settings

@@ -1,4 +1,7 @@
-"""``streamwarden report PROGRESS_LOG``: chart a pipeline's progress log (PNG and HTML)."""
+"""``streamwarden report PROGRESS_LOG``: chart a pipeline's progress log (PNG and HTML).
+
+The charts need the ``report`` extra (matplotlib); without it the command says, in one line,
+which ``pip install`` brings it."""
 
 from __future__ import annotations
 
@@ -24,9 +27,11 @@ def register(commands: Subcommands) -> None:
 
 def report_command(progress_log: Path, *, out: Path | None = None) -> int:
     from streamwarden.errors import UsageError
+    from streamwarden.extras import require_extra
     from streamwarden.monitoring.progress_log import read_progress_log
     from streamwarden.monitoring.report import render_report
 
+    require_extra("report", "streamwarden report")
     records = read_progress_log(progress_log)
     if not records:
         raise UsageError(f"{str(progress_log)!r} holds no batches yet; run the pipeline first")
