@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -10,10 +11,12 @@ from pathlib import Path
 import pytest
 
 import streamwarden
+from streamwarden.extras import EXTRAS
 from streamwarden.operators.patterns import detect
 from streamwarden.operators.sessions import sessionize
 
 ROOT = Path(__file__).resolve().parent.parent
+EXTRA_MODULES = sorted(m for modules in EXTRAS.values() for m in modules)
 
 
 def test_the_version_is_the_one_the_project_declares():
@@ -36,6 +39,23 @@ def test_importing_the_package_does_not_start_importing_spark():
     code = "import sys, streamwarden; print('pyspark' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_files_pipeline_s_path_imports_no_extra_s_module():
+    """The core install has no connector clients: loading a files -> Parquet config, asking
+    for its jars and importing the runner and the CLI must not import one (the wheel test runs
+    such a pipeline where they are missing; this says which import went wrong, in a second)."""
+    config = str(ROOT / "examples" / "sessions.toml")
+    code = (
+        "import sys, json\n"
+        "from streamwarden.pipeline.loading import load_pipeline_config\n"
+        "from streamwarden.doctor.connections import required_jars\n"
+        "import streamwarden.cli.main, streamwarden.cli.run, streamwarden.pipeline.runner\n"
+        f"assert required_jars(load_pipeline_config({config!r})) == ()\n"
+        f"print(json.dumps(sorted(m for m in {EXTRA_MODULES!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []
 
 
 def test_dir_lists_the_exports_before_they_are_loaded():
