@@ -150,8 +150,8 @@ def _download_verified(jar: MavenJar, target: Path, repository: str, timeout: fl
             published = answer.read().decode("ascii", "replace").split()
     except (urllib.error.URLError, OSError) as exc:
         raise UnreachableError(
-            f"could not fetch {jar.coordinate} from {url!r}: {exc}; check the network (or the "
-            "proxy, https_proxy) and try again"
+            f"could not fetch {jar.coordinate} from {url!r} into {str(target.parent)!r}: "
+            f"{exc}; try again once that is fixed (a proxy is taken from https_proxy)"
         ) from None
     got = digest.hexdigest()
     if not published or published[0].lower() != got or got != jar.sha1:
