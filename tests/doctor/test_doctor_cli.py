@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from streamwarden.cli.main import main
 from streamwarden.doctor.installation import archive_of
 from streamwarden.pipeline.loading import load_pipeline_config
+from streamwarden.spark import jar_sets
 from streamwarden.spark.class_archive import CACHE_VARIABLE
 from tests.config.test_loader import MINIMAL
 
@@ -47,7 +49,23 @@ def test_doctor_warns_when_no_class_archive_was_made_and_says_how_to_make_one(
     assert main(["doctor", str(path)]) == 0
     out = capsys.readouterr().out
     assert "warning: no-class-archive: " in out and "about 7 s more" in out
-    assert "fix: make it once (about a minute): `python -m streamwarden.cli.class_archive`" in out
+    assert "fix: make it once (about a minute), and again after an upgrade of Java or " in out
+    assert f"pyspark: `{sys.executable} -m streamwarden.cli.class_archive` or `make setup`" in out
+
+
+def test_an_installed_package_is_told_of_its_archive_folder_and_a_command_it_can_run(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(jar_sets, "_POM", tmp_path / "no-source-tree" / "pom.xml")
+    monkeypatch.delenv(CACHE_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "p.toml"
+    path.write_text(MINIMAL)
+    assert main(["doctor", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"in '{tmp_path / 'cache' / 'streamwarden' / 'jvm'}/" in out
+    assert f"pyspark: `{sys.executable} -m streamwarden.cli.class_archive`\n" in out
+    assert "make setup" not in out
 
 
 def test_an_archive_made_for_another_class_path_does_not_count(tmp_path, capsys, archives):

@@ -1,20 +1,81 @@
 """Spark's JVM maps the installation's class archive at its start (``make setup`` made it): the
 archive is named after what decides whether it fits (Java, the class path, Spark's jars), a JVM
 is only given the archive made for its own settings, and options of the user's that decide
-class sharing themselves are left alone."""
+class sharing themselves are left alone. Its folder is ``$STREAMWARDEN_JVM_CACHE``, else the
+source tree's ``.cache/jvm``, else the installation's own folder in the user's cache."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from streamwarden.cli.class_archive import make_archive
 from streamwarden.errors import EngineError
-from streamwarden.spark.class_archive import archive_for, archive_name, java_options
+from streamwarden.spark import class_archive, jar_sets
+from streamwarden.spark.class_archive import (
+    CACHE_VARIABLE,
+    archive_for,
+    archive_name,
+    cache_dir,
+    java_options,
+    make_command,
+)
 from streamwarden.spark.session import driver_settings
+
+REPO = Path(__file__).resolve().parents[2]
+MAKER = f"`{sys.executable} -m streamwarden.cli.class_archive`"
+
+
+@pytest.fixture
+def installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The package as installed from a wheel (no source tree, no ``$STREAMWARDEN_JVM_CACHE``);
+    returns its user cache, ``$XDG_CACHE_HOME``."""
+    monkeypatch.setattr(jar_sets, "_POM", tmp_path / "no-source-tree" / "pom.xml")
+    monkeypatch.setattr(class_archive, "_PACKAGE", tmp_path / "venv" / "site-packages" / "sw")
+    monkeypatch.delenv(CACHE_VARIABLE, raising=False)
+    monkeypatch.delenv(jar_sets.JARS_DIR_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_in_the_source_tree_the_archive_is_in_its_cache_and_make_setup_makes_it(monkeypatch):
+    monkeypatch.delenv(CACHE_VARIABLE, raising=False)
+    assert cache_dir() == REPO / ".cache" / "jvm"
+    assert make_command() == f"{MAKER} or `make setup`"
+
+
+def test_an_installed_package_keeps_it_in_the_user_cache_beside_the_jars(installed):
+    folder = cache_dir()
+    assert folder.parent == installed / "streamwarden" / "jvm" == jar_sets.jars_dir().parent / "jvm"
+    assert len(folder.name) == 12  # this installation's folder
+    assert make_command() == MAKER  # no Makefile in a wheel
+
+
+def test_each_installation_has_its_own_folder_so_none_removes_another_s_archive(
+    installed, monkeypatch, tmp_path
+):
+    first = cache_dir()
+    monkeypatch.setattr(class_archive, "_PACKAGE", tmp_path / "other-venv" / "site-packages" / "sw")
+    assert cache_dir() != first and cache_dir().parent == first.parent
+
+
+def test_without_xdg_s_variable_the_user_cache_is_under_home(installed, monkeypatch, tmp_path):
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir().parent == tmp_path / "home" / ".cache" / "streamwarden" / "jvm"
+
+
+def test_the_variable_names_the_folder_in_the_source_tree_and_installed(
+    installed, monkeypatch, tmp_path
+):
+    monkeypatch.setenv(CACHE_VARIABLE, str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"  # installed
+    monkeypatch.setattr(jar_sets, "_POM", REPO / "engine" / "deps" / "pom.xml")
+    assert cache_dir() == tmp_path / "mine"  # the source tree
 
 
 def installation(root: Path) -> tuple[Path, Path]:

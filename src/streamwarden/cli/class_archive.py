@@ -1,6 +1,7 @@
 """Makes the class archive of Spark's JVM for this installation (``spark/class_archive.py``
-says what it is and how a JVM gets it): ``make setup`` runs this module, and so can a package
-installed away from its source tree, with ``$STREAMWARDEN_JVM_CACHE`` naming the folder.
+says what it is, how a JVM gets it and which folder holds it): ``make setup`` runs this module
+in the source tree; a package installed from a wheel runs it the same way, and the archive goes
+to the user's cache (or to ``$STREAMWARDEN_JVM_CACHE`` when that is set, for runs too).
 
 Usage: ``python -m streamwarden.cli.class_archive``
 """

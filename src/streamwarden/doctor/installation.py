@@ -9,7 +9,7 @@ from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.connections import session_conf
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.errors import EngineError
-from streamwarden.spark.class_archive import archive_for, users_own
+from streamwarden.spark.class_archive import archive_for, make_command, users_own
 from streamwarden.spark.session import driver_settings
 
 __all__ = ["archive_of", "check_class_archive", "installation_findings"]
@@ -42,8 +42,8 @@ def check_class_archive(config: PipelineConfig) -> list[Finding]:
             message=f"no class archive of Spark's JVM for this Java and class path in "
             f"{str(archive.parent)!r}: each start of the pipeline loads Spark's classes from "
             "its jars, about 7 s more",
-            fix="make it once (about a minute): `python -m streamwarden.cli.class_archive`; "
-            "`make setup` does it, and again after an upgrade of Java or pyspark",
+            fix="make it once (about a minute), and again after an upgrade of Java or "
+            f"pyspark: {make_command()}",
         )
     ]
 

@@ -16,8 +16,17 @@ and the jars and configuration of Spark's installation. Anything that changes th
 of pyspark or Java, a rebuilt engine jar, a class path of the user's) leaves no archive of the
 new name until it is made again: starts are slower, nothing fails.
 
-It lives in ``<repo>/.cache/jvm/`` (beside the fetched jars), or in ``$STREAMWARDEN_JVM_CACHE``
-for a package installed away from its source tree; a new archive replaces the old ones there.
+Its folder (:func:`cache_dir`), the first that applies, as for the jar sets
+(:mod:`streamwarden.spark.jar_sets`):
+
+1. ``$STREAMWARDEN_JVM_CACHE`` when that variable is set;
+2. ``<repository>/.cache/jvm/`` when the package runs from its source tree (beside the jars
+   ``make setup`` fetches);
+3. otherwise the user's cache, ``$XDG_CACHE_HOME/streamwarden/jvm/<installation>/``
+   (``~/.cache`` without the variable), one folder per installed copy of the package, named by
+   a digest of where it is installed: a new archive replaces the old ones in its folder, and
+   an installation's archive must not replace another's (two virtual environments, each with
+   its own pyspark).
 """
 
 from __future__ import annotations
@@ -25,10 +34,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from streamwarden.errors import EngineError
+from streamwarden.spark import jar_sets
 
 __all__ = [
     "CACHE_VARIABLE",
@@ -38,6 +49,7 @@ __all__ = [
     "archive_name",
     "cache_dir",
     "java_options",
+    "make_command",
     "users_own",
 ]
 
@@ -49,14 +61,30 @@ CLASS_PATH = "spark.driver.extraClassPath"
 #: Options of the user's that decide class sharing themselves: with any of them we add none.
 _USERS_OWN = ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit", "DumpLoadedClassList")
 
-#: ``src/streamwarden/spark/class_archive.py`` -> the repository, whose ``.cache`` holds it.
-_REPO = Path(__file__).resolve().parents[3]
+#: The installed package's folder, whose digest names its folder in the user's cache.
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def cache_dir() -> Path:
-    """``$STREAMWARDEN_JVM_CACHE`` if set, else the repository's ``.cache/jvm``."""
+    """The archive's folder: ``$STREAMWARDEN_JVM_CACHE`` if set, else the source tree's
+    ``.cache/jvm``, else this installation's folder in the user's cache (the module's
+    docstring says why one per installation)."""
     configured = os.environ.get(CACHE_VARIABLE, "").strip()
-    return Path(configured).expanduser().resolve() if configured else _REPO / ".cache" / "jvm"
+    if configured:
+        return Path(configured).expanduser().resolve()
+    # the source tree and the user's cache are decided where the jar sets' folders are
+    if jar_sets._in_source_tree():
+        return jar_sets._REPO / ".cache" / "jvm"
+    installation = hashlib.sha256(str(_PACKAGE).encode()).hexdigest()[:12]
+    return jar_sets._user_cache().parent / "jvm" / installation
+
+
+def make_command() -> str:
+    """How to make the archive, as a user of this installation types it: this Python running
+    ``streamwarden.cli.class_archive`` (a package installed from a wheel has no Makefile), or
+    ``make setup`` in the source tree."""
+    command = f"`{sys.executable} -m streamwarden.cli.class_archive`"
+    return f"{command} or `make setup`" if jar_sets._in_source_tree() else command
 
 
 def _java() -> Path | None:
