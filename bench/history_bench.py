@@ -104,7 +104,7 @@ def run(spark: Any, name: str, work: Path, landing: Path, pg: LocalPostgres | No
         store.close()
     # the sessions output as written: every revision (Parquet), or the latest revision of each
     # session (the Delta table); the final sessions are the same either way
-    revisions = open_sink("sessions", config).read(spark)
+    revisions = open_sink("sessions", config.context).read(spark)
     accounting = account_run(spark, config, records)
     final = {
         (r["user_id"], r["session_start"], r["page_count"]) for r in final_sessions(revisions)

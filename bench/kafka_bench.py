@@ -428,7 +428,7 @@ def latency_figures(
 
 
 def bench_duration_ms(text: str) -> float:
-    from streamwarden.config.units import parse_duration
+    from streamwarden.settings.units import parse_duration
 
     return parse_duration(text).total_seconds() * 1000
 

@@ -1,10 +1,10 @@
 """Layers point one way: a package imports its own layer and the layers below, never above, and
 no module imports itself back through others.
 
-Read from the source with ``ast`` (nothing is imported), counting every import that runs: at the
-top and in a function (a lazy import is still a dependency). Imports under ``TYPE_CHECKING`` do
-not count: a contract may name a higher layer's type in an annotation (``sinks/base.py`` takes a
-``SinkConfig``) without depending on it when it runs.
+Read from the source with ``ast`` (nothing is imported), counting every import: at the top, in a
+function (a lazy import is still a dependency) and under ``TYPE_CHECKING`` (a type named in an
+annotation is a dependency of the design, if not of the running code: a contract that takes the
+whole config's type ties every part to the config, and the config to every part).
 """
 
 from __future__ import annotations
@@ -25,11 +25,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # errors, the name registry, the optional extras, Spark plumbing, Kafka plumbing (jar sets,
     # the local broker), the base of the local servers (broker, PostgreSQL, standalone cluster)
     ("errors", "registry", "extras", "atomic", "spark", "_engine", "kafka", "local_server"),
-    # contracts and their kinds (the config checks its kinds against them); the history store
+    # the building blocks of every part's settings: value types, units, defaults, secrets, the
+    # shared [kafka] connection, the run context a part receives
+    ("settings",),
+    # contracts and their kinds, each kind with its own settings model; the history store
     ("sources", "sinks", "history"),
-    ("config",),  # typed settings
     ("validation",),  # raw records -> validated events or dead letters
     ("operators", "testing"),  # the operator contract, each operator, and their testers
+    ("config",),  # the pipeline's config, assembled from the registries of parts
     ("checkpoints", "monitoring", "doctor"),  # read, watch and diagnose what runs
     ("pipeline",),  # source -> validation -> operator -> sinks, watched and diagnosed
     ("cli", "root"),
@@ -58,16 +61,7 @@ def imports(module: str) -> Iterator[str]:
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {
-        id(node)
-        for block in ast.walk(tree)
-        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-        for statement in block.body
-        for node in ast.walk(statement)
-    }
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name.split(".")[0] == "streamwarden")
         elif isinstance(node, ast.ImportFrom):

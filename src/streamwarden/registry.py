@@ -18,9 +18,11 @@ class Registry(Generic[T]):
     """Implementations by name. ``what`` names one in messages (``"sink kind"``), ``plural``
     the known ones (``"kinds"``)."""
 
-    def __init__(self, what: str, plural: str) -> None:
+    def __init__(self, what: str, plural: str, *, default: str | None = None) -> None:
         self.what = what
         self.plural = plural
+        #: The name a config that names none selects (a source's ``kind``, say), if any.
+        self.default = default
         self._items: dict[str, T] = {}
 
     def register(self, name: str, item: T) -> None:
@@ -42,3 +44,7 @@ class Registry(Generic[T]):
 
     def __getitem__(self, name: str) -> T:
         return self._items[self.check(name)]
+
+    def items(self) -> list[tuple[str, T]]:
+        """The registered names with their implementations, sorted by name."""
+        return sorted(self._items.items())

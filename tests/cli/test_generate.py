@@ -110,9 +110,9 @@ def test_a_pipeline_accounts_for_every_record_of_two_calls(spark, tmp_path, caps
     main(["generate", str(landing), "--events", "1000", "--users", "100", "--files", "2"])
     config = pipeline_config(tmp_path, spark={"shuffle_partitions": 2})
     Pipeline(config, spark).run(once=True, drain=True)
-    assert config.sinks.sessions is not None
+    assert config.sinks["sessions"] is not None
     accounting = account(
-        spark, config.sinks.sessions.path, config.sinks.dead_letters.path, input_records=2500
+        spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, input_records=2500
     )
     assert accounting.balanced, accounting.describe()
     # the second call's ~1000 records were on time, not behind the first call's watermark

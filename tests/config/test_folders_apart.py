@@ -37,7 +37,7 @@ def test_a_path_written_another_way_is_the_same_folder(tmp_path):
 
 def test_folders_beside_each_other_are_accepted(tmp_path):
     config = pipeline_config(tmp_path, sinks={"dead_letters": {"path": str(tmp_path / "sess")}})
-    assert config.sinks.dead_letters.folder.name == "sess"
+    assert config.sinks["dead_letters"].path.name == "sess"
 
 
 def test_overlapping_folders_exit_2_from_the_command_line(tmp_path, capsys):
@@ -58,5 +58,5 @@ def test_a_config_path_that_is_a_folder_says_so(tmp_path):
 def test_a_missing_landing_folder_is_a_config_error_with_exit_code_2(tmp_path):
     config = pipeline_config(tmp_path)
     with pytest.raises(ConfigError, match="does not exist; create it") as caught:
-        FilesSource().check(config)
+        FilesSource().check(config.source, config.context)
     assert caught.value.exit_code == 2

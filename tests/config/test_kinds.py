@@ -8,7 +8,6 @@ import pytest
 
 from streamwarden.cli.main import main
 from streamwarden.config import load_config
-from streamwarden.config.model import OPERATOR_SECTIONS
 from streamwarden.errors import ConfigError
 from streamwarden.operators import OPERATORS, operator_of
 from streamwarden.sinks import SINK_KINDS, ParquetBatchSink, open_sink
@@ -44,7 +43,7 @@ def test_an_unknown_name_exits_2_through_the_cli(tmp_path, capsys, text, expecte
 
 
 def test_the_operators_the_config_knows_are_the_registered_ones():
-    assert OPERATOR_SECTIONS.names() == OPERATORS.names() == ["patterns", "sessions"]
+    assert OPERATORS.names() == ["patterns", "sessions"]
 
 
 def test_without_a_kind_the_source_is_files_and_the_sinks_parquet(tmp_path):
@@ -52,9 +51,9 @@ def test_without_a_kind_the_source_is_files_and_the_sinks_parquet(tmp_path):
     assert config.source.kind == "files" and SOURCE_KINDS.names() == ["files", "kafka"]
     assert isinstance(source_of(config.source), FilesSource)
     assert SINK_KINDS.names() == ["delta", "kafka", "parquet"]
-    for name, sink in config.sinks.configured().items():
+    for name, sink in config.sinks.items():
         assert sink.kind == "parquet"
-        opened = open_sink(name, config)
+        opened = open_sink(name, config.context)
         assert isinstance(opened, ParquetBatchSink) and opened.path == sink.path
 
 

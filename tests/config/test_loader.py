@@ -29,10 +29,10 @@ def write(tmp_path, text, name="pipeline.toml"):
 
 def test_a_minimal_config_gets_the_documented_defaults(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
-    assert config.sessions.gap == timedelta(minutes=30)
-    assert config.sessions.allowed_lateness == timedelta(0)
+    assert config.section.gap == timedelta(minutes=30)
+    assert config.section.allowed_lateness == timedelta(0)
     assert config.validation.max_pages == 300
-    assert config.sessions.max_session_bytes == 4_000_000
+    assert config.section.max_session_bytes == 4_000_000
 
 
 def test_relative_paths_are_resolved_against_the_config_folder(tmp_path):
@@ -47,9 +47,9 @@ def test_durations_and_sizes_are_read_in_human_units(tmp_path):
         + '[sessions]\ngap = "1h30m"\nallowed_lateness = "90s"\nmax_session_bytes = "2MiB"\n'
     )
     config = load_config(write(tmp_path, text))
-    assert config.sessions.gap == timedelta(minutes=90)
-    assert config.sessions.allowed_lateness == timedelta(seconds=90)
-    assert config.sessions.max_session_bytes == 2 * 1024 * 1024
+    assert config.section.gap == timedelta(minutes=90)
+    assert config.section.allowed_lateness == timedelta(seconds=90)
+    assert config.section.max_session_bytes == 2 * 1024 * 1024
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_every_size_setting_reads_the_same_units(tmp_path, written, size):
     text = MINIMAL + f'[sessions]\nmax_session_bytes = "{written}"\n'
     text += f'[monitoring]\nprogress_log_max_size = "{written}"\n' if size >= 4096 else ""
     config = load_config(write(tmp_path, text))
-    assert config.sessions.max_session_bytes == size
+    assert config.section.max_session_bytes == size
     if size >= 4096:
         assert config.monitoring.progress_log_max_size == size
 
@@ -82,7 +82,7 @@ def test_a_value_out_of_range_is_shown_as_written_and_as_read(tmp_path):
 
 def test_durations_read_min_as_minutes(tmp_path):
     config = load_config(write(tmp_path, MINIMAL + '[sessions]\ngap = "5min"\n'))
-    assert config.sessions.gap == timedelta(minutes=5)
+    assert config.section.gap == timedelta(minutes=5)
 
 
 @pytest.mark.parametrize("off", ['"off"', '"OFF"'])
@@ -94,14 +94,14 @@ def test_settings_that_can_be_turned_off_are_turned_off_with_off(tmp_path, off):
     )
     config = load_config(write(tmp_path, text))
     assert config.validation.max_future_skew is None
-    assert config.sessions.idle_timeout is None and config.sessions.slow_key_threshold is None
+    assert config.section.idle_timeout is None and config.section.slow_key_threshold is None
     assert config.monitoring.prometheus_port is None
     assert config.monitoring.slow_batch_threshold is None
 
 
 def test_a_setting_left_out_keeps_its_default_rather_than_turning_off(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
-    assert config.sessions.idle_timeout == timedelta(minutes=5)
+    assert config.section.idle_timeout == timedelta(minutes=5)
     assert config.monitoring.prometheus_port == 0  # a free port: the endpoint is on
 
 
@@ -145,7 +145,7 @@ def test_yaml_configs_are_accepted(tmp_path):
         "sinks: {sessions: {path: s}, dead_letters: {path: d}}\n"
         "checkpoint: {path: c}\nsessions: {gap: 10m}\n"
     )
-    assert load_config(write(tmp_path, text, "p.yaml")).sessions.gap == timedelta(minutes=10)
+    assert load_config(write(tmp_path, text, "p.yaml")).section.gap == timedelta(minutes=10)
 
 
 @pytest.mark.parametrize(

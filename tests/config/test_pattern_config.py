@@ -19,6 +19,7 @@ from streamwarden.operators.patterns.from_config import (
 )
 from streamwarden.operators.patterns.pattern import StageKind
 from streamwarden.operators.patterns.records import validated_events
+from streamwarden.operators.sessions.settings import SessionsConfig
 from streamwarden.pipeline.loading import load_pipeline_config, parse_pipeline_config
 from tests.config.test_loader import MINIMAL, write
 
@@ -65,20 +66,20 @@ PREVIOUS_A = {"field": "url", "op": "!=", "stage": "a"}
 def test_a_pattern_config_loads_with_its_defaults_and_paths_resolved(tmp_path):
     config = load_pipeline_config(write(tmp_path, PATTERN))
     assert config.operator == "patterns"
-    p = config.patterns
+    p = config.section
     assert p is not None
     assert (p.key, p.fields, p.within) == ("user_id", ["url"], timedelta(minutes=30))
     assert p.max_out_of_orderness == timedelta(minutes=1)
     assert (p.max_partials_per_key, p.emit_timeouts) == (1000, False)
-    assert config.sinks.matches is not None
-    assert config.sinks.matches.path == tmp_path / "out" / "matches"
-    assert config.sinks.timeouts is None and config.sinks.sessions is None
+    assert config.sinks["matches"] is not None
+    assert config.sinks["matches"].path == tmp_path / "out" / "matches"
+    assert "timeouts" not in config.sinks and "sessions" not in config.sinks
     assert operator_of(config).idle_timeout(config) == p.idle_timeout == timedelta(minutes=5)
 
 
 def test_an_existing_sessions_config_still_means_the_sessions_operator(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
-    assert config.operator == "sessions" and config.patterns is None
+    assert config.operator == "sessions" and isinstance(config.section, SessionsConfig)
 
 
 def test_the_declared_pattern_is_built_stage_by_stage():
@@ -116,8 +117,8 @@ def test_the_declared_pattern_is_built_stage_by_stage():
             }
         }
     )
-    assert config.patterns is not None
-    pattern = pattern_from_config(config.patterns)
+    assert config.section is not None
+    pattern = pattern_from_config(config.section)
     _, b, d, c, e = pattern.stages
     assert (b.contiguity, b.min_times, b.max_times, b.greedy, b.inner) == (
         Contiguity.STRICT,
@@ -131,7 +132,7 @@ def test_the_declared_pattern_is_built_stage_by_stage():
     assert (e.min_times, e.max_times, e.previous[0].stage) == (1, None, "b")
     assert pattern.window == timedelta(minutes=30)
     assert pattern.after_match == AfterMatch.skip_to_first("b")
-    options = options_from_config(config.patterns)
+    options = options_from_config(config.section)
     assert (options.max_partials_per_key, options.emit_timeouts) == (10, True)
     assert options.max_out_of_orderness == timedelta(minutes=2)
 
@@ -203,8 +204,8 @@ def conditions(events, *wheres: str):
     entries = [{**BEGIN, "where": wheres[0]}]
     entries += [{"name": f"s{i}", "where": w} for i, w in enumerate(wheres[1:], 1)]
     config = parse_pipeline_config(stages(*entries))
-    assert config.patterns is not None
-    return compile_conditions(config.patterns, events)
+    assert config.section is not None
+    return compile_conditions(config.section, events)
 
 
 @pytest.mark.spark
@@ -248,8 +249,8 @@ def test_a_loop_may_end_at_an_until_condition_and_the_first_stage_may_be_optiona
             {"name": "no", "contiguity": "not_next", "where": "true"},
         )
     )
-    assert config.patterns is not None
-    a, b, no = pattern_from_config(config.patterns).stages
+    assert config.section is not None
+    a, b, no = pattern_from_config(config.section).stages
     assert a.optional and b.until is not None and no.kind == StageKind.NOT_NEXT
 
 
@@ -257,8 +258,8 @@ def test_times_zero_with_a_maximum_makes_a_stage_optional():
     config = parse_pipeline_config(
         stages(BEGIN, {"name": "b", "where": "true", "times": 0, "times_max": 2})
     )
-    assert config.patterns is not None
-    b = pattern_from_config(config.patterns).stages[1]
+    assert config.section is not None
+    b = pattern_from_config(config.section).stages[1]
     assert (b.min_times, b.max_times, b.optional) == (1, 2, True)
     with pytest.raises(ConfigError, match=r"stages.1 \('b'\): times\(0, None\)"):
         parse_pipeline_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0}))
@@ -271,8 +272,8 @@ def test_a_loop_may_end_at_an_aggregate_of_its_events():
             BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until_aggregates": until}
         )
     )
-    assert config.patterns is not None
-    b = pattern_from_config(config.patterns).stages[1]
+    assert config.section is not None
+    b = pattern_from_config(config.section).stages[1]
     assert [(a.agg, a.field, a.stage, a.value) for a in b.until_aggregates] == [
         ("count", None, "b", 3.0)
     ]
@@ -285,8 +286,8 @@ def test_a_loop_may_end_at_an_aggregate_of_its_events():
 def test_a_times_or_more_loop_may_bound_the_wait_for_its_first_events():
     loop = {"name": "b", "where": "true", "times_or_more": 2, "loop_gap": "3s"}
     config = parse_pipeline_config(stages(BEGIN, loop))
-    assert config.patterns is not None
-    b = pattern_from_config(config.patterns).stages[1]
+    assert config.section is not None
+    b = pattern_from_config(config.section).stages[1]
     assert (b.min_times, b.max_times, b.loop_gap) == (2, None, timedelta(seconds=3))
     with pytest.raises(ConfigError, match="use one of times, one_or_more and times_or_more"):
         parse_pipeline_config(stages(BEGIN, {**loop, "one_or_more": True}))
@@ -299,10 +300,10 @@ def test_an_until_expression_compiles_beside_the_stages_where(events):
     config = parse_pipeline_config(
         stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "size > 10"})
     )
-    assert config.patterns is not None
-    compiled = compile_conditions(config.patterns, events)
+    assert config.section is not None
+    compiled = compile_conditions(config.section, events)
     assert set(compiled) == {"a", "b", "b:until"}
-    assert pattern_from_config(config.patterns, compiled).stages[1].until is not None
+    assert pattern_from_config(config.section, compiled).stages[1].until is not None
 
 
 @pytest.mark.spark
@@ -310,9 +311,9 @@ def test_bad_until_sql_is_a_config_error_naming_the_stage_and_setting(events):
     config = parse_pipeline_config(
         stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "size +"})
     )
-    assert config.patterns is not None
+    assert config.section is not None
     with pytest.raises(ConfigError) as caught:
-        compile_conditions(config.patterns, events)
+        compile_conditions(config.section, events)
     assert "patterns.stages.1 ('b'): until = 'size +'" in str(caught.value)
 
 
@@ -329,8 +330,8 @@ def test_a_stage_may_aggregate_the_events_of_an_earlier_stage():
             },
         )
     )
-    assert config.patterns is not None
-    b = pattern_from_config(config.patterns).stages[1]
+    assert config.section is not None
+    b = pattern_from_config(config.section).stages[1]
     assert [(x.agg, x.field, x.stage, x.op, x.value) for x in b.aggregates] == [
         ("sum", "size", "a", "<", 9.0)
     ]
@@ -354,8 +355,8 @@ def test_an_aggregate_of_an_unknown_column_fails_at_load_naming_the_stage():
 
 def test_within_consecutive_bounds_the_gap_between_a_matchs_events():
     config = parse_pipeline_config(stages(BEGIN, within_consecutive="5s"))
-    assert config.patterns is not None
-    assert pattern_from_config(config.patterns).gap == timedelta(seconds=5)
+    assert config.section is not None
+    assert pattern_from_config(config.section).gap == timedelta(seconds=5)
     with pytest.raises(ConfigError, match=r"patterns\.within_consecutive must be > 0"):
         parse_pipeline_config(stages(BEGIN, within_consecutive="0s"))
 
@@ -387,8 +388,8 @@ def test_a_group_entry_builds_a_group_pattern_with_its_quantifiers():
             skip_stage="c",
         )
     )
-    assert config.patterns is not None
-    pattern = pattern_from_config(config.patterns)
+    assert config.section is not None
+    pattern = pattern_from_config(config.section)
     assert pattern.stage_names == ("a", "b", "c", "d", "e", "f")
     g, h = pattern.groups
     assert (g.start, g.end, g.min_times, g.max_times, g.inner) == (1, 5, 2, None, Contiguity.ANY)
@@ -497,11 +498,11 @@ def test_nested_where_and_until_compile_with_their_path(events):
         until="page_number = 9",
     )
     config = parse_pipeline_config(stages(BEGIN, entry))
-    assert config.patterns is not None
-    assert set(compile_conditions(config.patterns, events)) == {"a", "b", "g:until"}
+    assert config.section is not None
+    assert set(compile_conditions(config.section, events)) == {"a", "b", "g:until"}
     bad = group("g", stage("b", contiguity="begin"), stage("c", where="nope = 1"))
     config = parse_pipeline_config(stages(BEGIN, bad))
-    assert config.patterns is not None
+    assert config.section is not None
     with pytest.raises(ConfigError) as caught:
-        compile_conditions(config.patterns, events)
+        compile_conditions(config.section, events)
     assert "patterns.stages.1.group.1 ('c'): where = 'nope = 1'" in str(caught.value)

@@ -394,8 +394,8 @@ def test_offsets_cut_short_behind_written_outputs_are_not_to_be_deleted(
     # never committed, but a sink already wrote the batch (a crash between write and commit)
     written = cut_copy(sessions_checkpoint, tmp_path / "b", log="offsets", uncommit=True)
     cfg = pipeline_config(tmp_path / "b")
-    assert cfg.sinks.sessions is not None
-    (cfg.sinks.sessions.path / f"batch_id={int(written.name):010d}").mkdir(parents=True)
+    assert cfg.sinks["sessions"] is not None
+    (cfg.sinks["sessions"].path / f"batch_id={int(written.name):010d}").mkdir(parents=True)
     fix = cut_finding(cfg).fix
     assert "restore the checkpoint from a copy" in fix and "delete" not in fix
 

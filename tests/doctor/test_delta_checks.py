@@ -56,5 +56,7 @@ def test_a_delta_sink_names_a_path_or_a_table(tmp_path, sink):
 
 
 def test_delta_settings_are_refused_on_a_parquet_sink(tmp_path):
-    with pytest.raises(ConfigError, match=r"sink.keep is not a setting of kind 'parquet'"):
+    with pytest.raises(
+        ConfigError, match=r"sinks\.sessions\.keep is not a setting of kind 'parquet'"
+    ):
         pipeline_config(tmp_path, sinks={"sessions": {"path": "x", "keep": "all"}})

@@ -63,7 +63,7 @@ def revisions(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     """Every session revision the run wrote: the Parquet output's rows, or, for a Delta table
     that keeps only each session's latest revision, the rows of each of its versions (a row a
     batch wrote is in the version of that batch's commit), each once."""
-    sink = config.sinks.sessions
+    sink = config.sinks["sessions"]
     if sink.kind != "delta":
         return read_output(spark, sink.path)
     versions = [c.version for c in delta_log.commits(sink.path)]

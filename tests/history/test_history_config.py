@@ -21,7 +21,7 @@ def config(**sections):
 
 
 def test_history_lateness_is_off_by_default():
-    assert config().sessions.history_lateness is None and config().history is None
+    assert config().section.history_lateness is None and config().history is None
 
 
 def test_history_lateness_needs_a_history_store():
@@ -56,7 +56,7 @@ def test_doctor_finds_a_history_lateness_not_longer_than_the_allowed_lateness():
     """A config built in code skips the load's operator check; doctor still finds it."""
     fine = config(sessions={"history_lateness": "3d"}, history=STORE)
     short = {"allowed_lateness": timedelta(hours=1), "history_lateness": timedelta(minutes=30)}
-    cfg = fine.model_copy(update={"sessions": fine.sessions.model_copy(update=short)})
+    cfg = fine.model_copy(update={"section": fine.section.model_copy(update=short)})
     [finding] = [f for f in diagnose(cfg, connections=False)
                  if f.code == "history-lateness-too-short"]  # fmt: skip
     assert finding.severity == Severity.ERROR and "allowed_lateness" in finding.fix
@@ -76,7 +76,7 @@ DELTA_SESSIONS = {"sessions": {"kind": "delta", "path": "/nonexistent/sessions"}
 def test_the_delta_store_is_the_default_and_is_the_delta_sessions_table():
     cfg = config(sessions={"history_lateness": "3d"}, history={}, sinks=DELTA_SESSIONS)
     assert cfg.history is not None and cfg.history.kind == "delta"
-    where = HISTORY_KINDS["delta"].where(cfg)
+    where = HISTORY_KINDS["delta"].where(cfg.history, cfg.context)
     assert where == "the sessions sink's delta table at /nonexistent/sessions"
 
 
@@ -105,5 +105,6 @@ def test_postgres_settings_without_a_kind_say_the_default_is_delta():
 
 def test_the_postgres_store_is_named_without_its_password(monkeypatch):
     monkeypatch.setenv("NO_SUCH_VARIABLE_FOR_TESTS", "secret-value")
-    where = HISTORY_KINDS["postgres"].where(config(history=STORE))
+    cfg = config(history=STORE)
+    where = HISTORY_KINDS["postgres"].where(cfg.history, cfg.context)
     assert where == "postgresql://u@127.0.0.1:5432/d table streamwarden_sessions"

@@ -47,10 +47,10 @@ class Step:
 
     def __init__(self, config, store):
         self.config, self.store = config, store
-        params = SessionParams.from_config(config.sessions, config.validation)
+        params = SessionParams.from_config(config.section, config.validation)
         self.merge = HistoryMerge(config, params)
         self.delta = config.history.kind == "delta"
-        self.sink = open_sink("sessions", config, SESSION_SHAPE) if self.delta else None
+        self.sink = open_sink("sessions", config.context, SESSION_SHAPE) if self.delta else None
 
     def run(self, combined, batch_id):
         out = self.merge(combined, batch_id)
@@ -118,7 +118,7 @@ def test_a_replayed_batch_gets_the_same_rows_and_changes_nothing(step, batch):
     assert step.store.lookup([Wanted("u", 0, minutes(60))]) == stored
     assert stored[0]["revision"] == 1
     if step.delta:  # the store's write is the sessions table's one commit of the batch
-        table = step.config.sinks.sessions.path
+        table = step.config.sinks["sessions"].path
         batches = [c.transactions for c in delta_log.commits(table) if c.transactions]
         assert [list(t.values()) for t in batches] == [[0], [5]]
 
@@ -132,7 +132,7 @@ def test_a_delta_sessions_table_without_url_times_is_refused_before_the_run(
     config = history_config(tmp_path, "delta", None, None, "unused", collect_urls=True)
     (tmp_path / "landing").mkdir()  # the source is fine: only the store is refused
     stored = spark.createDataFrame([engine_row(schema, kind="session", **STORED)], schema)
-    open_sink("sessions", config, SESSION_SHAPE).write_batch(session_rows(stored), 0)
+    open_sink("sessions", config.context, SESSION_SHAPE).write_batch(session_rows(stored), 0)
     with pytest.raises(
         ConfigError, match=r"has no url_times column.*\[history\] kind = \"postgres\""
     ):

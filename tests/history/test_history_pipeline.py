@@ -68,7 +68,7 @@ def run(request, spark, tmp_path_factory):
                 "SELECT session_id, user_id, page_count, revision FROM history_pipeline"
             ).fetchall()
     else:
-        table = spark.read.format("delta").load(str(config.sinks.sessions.path))
+        table = spark.read.format("delta").load(str(config.sinks["sessions"].path))
         stored = [tuple(r) for r in table.select("session_id", "user_id", "page_count",
                                                  "revision").collect()]  # fmt: skip
     return {
@@ -76,7 +76,7 @@ def run(request, spark, tmp_path_factory):
         "result": result,
         "revisions": written.collect(),
         "final": final_sessions(written).collect(),
-        "dead": read_output(spark, config.sinks.dead_letters.path).collect(),
+        "dead": read_output(spark, config.sinks["dead_letters"].path).collect(),
         "stored": stored,
     }
 

@@ -26,7 +26,7 @@ def session(session_id, start, end, revision=0, pages=1, user="u"):
 def store(postgres, tmp_path, monkeypatch):
     table = f"store_test_{next(_TABLES)}"
     config = history_config(tmp_path, "postgres", postgres, monkeypatch, table)
-    opened = PostgresHistoryStore.open(config)
+    opened = PostgresHistoryStore.open(config.history, config.context, collect_urls=False)
     yield opened
     opened.close()
 
@@ -103,7 +103,7 @@ def test_closing_the_store_ends_its_named_connection_on_the_server(postgres, tmp
                                                                    monkeypatch):  # fmt: skip
     config = history_config(tmp_path, "postgres", postgres, monkeypatch, "store_close_test")
     before = store_connections(postgres)
-    opened = PostgresHistoryStore.open(config)
+    opened = PostgresHistoryStore.open(config.history, config.context, collect_urls=False)
     assert store_connections(postgres) == before + 1
     opened.close()
     assert store_connections(postgres) == before

@@ -8,8 +8,8 @@ import pytest
 
 from streamwarden.cli.main import main
 from streamwarden.config import load_config
-from streamwarden.config.secrets import MASK
 from streamwarden.errors import ConfigError
+from streamwarden.settings.secrets import MASK
 from streamwarden.sources.kafka import KafkaSource
 from tests.config.test_loader import write
 
@@ -47,7 +47,7 @@ MISTAKES = [
     ),
     (
         KAFKA.replace('topic = "sessions"', 'path = "out/s"'),
-        "sink.path is not a setting of kind 'kafka'",
+        "sinks.sessions.path is not a setting of kind 'kafka'",
     ),
     (
         KAFKA.replace(
@@ -101,7 +101,7 @@ def test_the_password_comes_from_the_environment_and_never_prints(tmp_path, monk
     assert secret is not None and secret.reveal() == "hunter2-secret"
     assert str(secret) == MASK and "hunter2" not in repr(secret) + f"{secret}"
     assert "hunter2" not in repr(config) + config.model_dump_json()
-    options = KafkaSource().reader_options(config)
+    options = KafkaSource().reader_options(config.source, config.context)
     assert 'password="hunter2-secret"' in options["kafka.sasl.jaas.config"]
     assert config.kafka.librdkafka_options()["sasl.password"] == "hunter2-secret"
 
@@ -126,4 +126,4 @@ def test_the_kafka_example_config_loads():
 
     config = load_config(Path(__file__).parents[2] / "examples" / "kafka.toml")
     assert config.source.kind == "kafka" and config.source.topics == ["pageviews"]
-    assert {s.kind for s in config.sinks.configured().values()} == {"kafka"}
+    assert {s.kind for s in config.sinks.values()} == {"kafka"}

@@ -55,10 +55,10 @@ topics = {config.source.topics!r}
 bootstrap_servers = "{kafka_broker.bootstrap_servers}"
 [sinks.sessions]
 kind = "kafka"
-topic = "{config.sinks.configured()["sessions"].topic}"
+topic = "{config.sinks["sessions"].topic}"
 [sinks.dead_letters]
 kind = "kafka"
-topic = "{config.sinks.configured()["dead_letters"].topic}"
+topic = "{config.sinks["dead_letters"].topic}"
 [checkpoint]
 path = "{config.checkpoint.path}"
 [spark]

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.operators.engine_rows import (
     COMMON_COLUMNS,
     CONTROL_PREFIX,
@@ -32,6 +31,7 @@ from streamwarden.operators.patterns.records import validated_rows
 from streamwarden.operators.sessions import SessionParams
 from streamwarden.operators.sessions.api import session_engine_rows
 from streamwarden.validation import validate_records
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 
 pytestmark = pytest.mark.spark
 

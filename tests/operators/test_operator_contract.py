@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from streamwarden.config import load_config
-from streamwarden.config.model import OPERATOR_SECTIONS
 from streamwarden.operators import OPERATORS, operator_of
+from streamwarden.operators.settings import OperatorSettings
 from tests.config.test_loader import MINIMAL, write
 from tests.config.test_pattern_config import PATTERN
 
@@ -35,8 +35,10 @@ def configs(tmp_path):
     }
 
 
-def test_every_operator_the_config_knows_is_registered():
-    assert OPERATORS.names() == OPERATOR_SECTIONS.names() == sorted(OBSERVED)
+def test_every_operator_is_registered_with_the_model_of_its_own_section():
+    assert OPERATORS.names() == sorted(OBSERVED)
+    for _, operator in OPERATORS.items():
+        assert issubclass(operator.settings_model, OperatorSettings)
 
 
 def test_the_times_of_an_operator_come_from_its_own_section(configs):
@@ -54,7 +56,7 @@ def test_the_stats_of_a_batch_count_the_outputs_the_section_declares(configs, na
     operator = operator_of(configs[name])
     stats = operator.stats_from_progress({"batchId": 4, "observedMetrics": OBSERVED[name]})
     assert stats is not None and stats.batch_id == 4
-    assert tuple(stats.output_counts()) == OPERATOR_SECTIONS[name].all_outputs()
+    assert tuple(stats.output_counts()) == OPERATORS[name].settings_model.all_outputs()
     assert operator.stats_from_progress({"batchId": 5}) is None
 
 
@@ -70,7 +72,7 @@ def test_the_state_identity_of_patterns_is_the_pattern_layout_without_the_condit
 @pytest.mark.parametrize("name", sorted(OBSERVED))
 def test_outputs_that_hold_nothing_balance_no_input_and_nothing_else(configs, name):
     operator = operator_of(configs[name])
-    empty = dict.fromkeys(configs[name].sinks.configured())
+    empty = dict.fromkeys(configs[name].sinks)
     assert operator.account(empty, 0, []).balanced
     unbalanced = operator.account(empty, 3, [])
     assert not unbalanced.balanced and "NOT BALANCED" in unbalanced.describe()

@@ -41,7 +41,7 @@ A = Pattern.begin("a")
             lambda: A.within("30m"),
             "within('30m'): the window must be a datetime.timedelta such as "
             "timedelta(minutes=30), got '30m' (str); to read a config string such as '30m', "
-            "use streamwarden.config.units.parse_duration('30m')",
+            "use streamwarden.settings.units.parse_duration('30m')",
         ),
         (
             lambda: A.times("2"),

@@ -28,7 +28,7 @@ from streamwarden.testing.session_tester import PageView
             {"gap": "30m"},
             "gap must be a datetime.timedelta such as timedelta(minutes=30), got '30m' (str); "
             "to read a config string such as '30m', use "
-            "streamwarden.config.units.parse_duration('30m')",
+            "streamwarden.settings.units.parse_duration('30m')",
         ),
         ({"allowed_lateness": None}, "allowed_lateness must be a datetime.timedelta"),
         ({"max_out_of_orderness": 60.0}, "max_out_of_orderness must be a datetime.timedelta"),

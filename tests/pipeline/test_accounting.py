@@ -34,9 +34,9 @@ def run(spark, tmp_path_factory):
     Pipeline(config, spark).run(once=True, drain=True)
     progress_log = progress_dir(config.checkpoint.path) / "progress.jsonl"
     accounting = account(
-        spark, config.sinks.sessions.path, config.sinks.dead_letters.path, summary.records
+        spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, summary.records
     )
-    return summary, accounting, read_output(spark, config.sinks.sessions.path), progress_log
+    return summary, accounting, read_output(spark, config.sinks["sessions"].path), progress_log
 
 
 def test_records_in_equal_events_in_sessions_plus_dead_letters(run):

@@ -48,16 +48,16 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     finally:
         poison.failUncaughtOn(None)
     records = len(FIRST) + len(SECOND)
-    dead = read_output(spark, config.sinks.dead_letters.path)
+    dead = read_output(spark, config.sinks["dead_letters"].path)
     return {
         "result": result,
         "warnings": warnings,
         "listed": PoisonList(config.checkpoint.path).records(),
         "accounting": account(
-            spark, config.sinks.sessions.path, config.sinks.dead_letters.path, records
+            spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, records
         ),
         "dead": [] if dead is None else [row.asDict() for row in dead.collect()],
-        "sessions": read_output(spark, config.sinks.sessions.path),
+        "sessions": read_output(spark, config.sinks["sessions"].path),
     }
 
 

@@ -8,7 +8,6 @@ from streamwarden.operators.base import account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import final_sessions, read_output
 from streamwarden.sinks import delta_log
-from streamwarden.sinks.base import pipeline_id
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pipeline_config
 
@@ -64,7 +63,7 @@ def test_the_delta_sessions_table_holds_the_final_sessions_of_the_parquet_path(s
     accounting = account_run(spark, config, SPEC.events, result.batches)
     assert accounting.balanced, accounting.describe()
 
-    app = pipeline_id(config)
+    app = config.context.pipeline_id
     for table_name, output in (("sessions", "session_rows"), ("dead_letters", None)):
         commits = delta_log.commits(workdir / "delta" / table_name)
         recorded = [c.transactions[app] for c in commits]

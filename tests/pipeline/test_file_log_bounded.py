@@ -60,5 +60,7 @@ def test_old_entries_leave_the_log_and_a_restart_reads_only_new_files(spark, tmp
     log = tmp_path / "checkpoint" / "sources" / "0"
     assert _listed(log) == [f"day-{d:02d}.jsonl" for d in (4, 6, 8, 10)]
     assert [p.rsplit("/", 1)[1] for p in files_of_batch(log, 6)] == ["day-11.jsonl"]
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 14)
+    accounting = account(
+        spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 14
+    )
     assert accounting.balanced, accounting.describe()

@@ -61,15 +61,15 @@ def run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         Pipeline(config, spark).run(once=True, drain=True)
     finally:
         poison.failOn(None)
-    dead = read_output(spark, config.sinks.dead_letters.path)
+    dead = read_output(spark, config.sinks["dead_letters"].path)
     assert dead is not None
     return {
         "records": len(lines),
         "accounting": account(
-            spark, config.sinks.sessions.path, config.sinks.dead_letters.path, len(lines)
+            spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, len(lines)
         ),
         "dead": [row.asDict() for row in dead.collect()],
-        "sessions": read_output(spark, config.sinks.sessions.path),
+        "sessions": read_output(spark, config.sinks["sessions"].path),
     }
 
 

@@ -58,13 +58,13 @@ def test_a_quiet_input_closes_every_session_and_state_drops_to_zero(spark, workd
     state_rows = run_until_state_is_empty(spark, config)
 
     assert max(state_rows) == 3  # three users' sessions were open when the input went quiet
-    sessions = read_output(spark, config.sinks.sessions.path)
+    sessions = read_output(spark, config.sinks["sessions"].path)
     assert sorted((r.user_id, r.page_count) for r in sessions.collect()) == [
         ("a", 2),
         ("b", 1),
         ("c", 1),
     ]
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 4)
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 4)
     assert accounting.balanced and accounting.sessions == 3
 
 

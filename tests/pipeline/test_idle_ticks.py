@@ -59,7 +59,7 @@ def test_a_tick_closes_sessions_of_a_quiet_input_and_frees_their_state(spark, wo
     pipeline = Pipeline(config, spark)
     before = pipeline.run(once=True)
     assert before.progress[-1]["stateOperators"][0]["numRowsTotal"] == 2
-    assert read_output(spark, config.sinks.sessions.path) is None
+    assert read_output(spark, config.sinks["sessions"].path) is None
 
     ticker = IdleTicker(TIMEOUT)  # what the continuous runner does when input stays quiet
     ticker.observe(NOW, input_rows=3, max_event_ms=minutes(10))
@@ -70,7 +70,7 @@ def test_a_tick_closes_sessions_of_a_quiet_input_and_frees_their_state(spark, wo
 
     assert after.progress[-1]["stateOperators"][0]["numRowsTotal"] == 0
     assert not list(ticks_dir(config).glob("tick-*"))  # a spent tick's file is deleted
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 3)
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 3)
     assert accounting.balanced and accounting.sessions == 2  # the tick is not an input record
 
 

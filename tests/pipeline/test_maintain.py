@@ -35,7 +35,7 @@ def delta_config(root):
 
 
 def _three_batches(spark, config):
-    sink = DeltaBatchSink.open("dead_letters", config)
+    sink = DeltaBatchSink.open("dead_letters", config.sinks["dead_letters"], config.context)
     for batch in range(3):
         rows = spark.createDataFrame([(f"r{batch}", "malformed_json")], "raw string, reason string")
         sink.write_batch(rows, batch)

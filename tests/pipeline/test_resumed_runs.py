@@ -29,8 +29,8 @@ def test_a_drain_with_no_new_input_frees_the_state_an_earlier_run_left(spark, tm
     assert state_rows(first) == [2]  # both users' sessions still open
     drained = Pipeline(config, spark).run(once=True, drain=True)
     assert state_rows(drained) == [0]
-    assert config.sinks.sessions is not None
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 3)
+    assert config.sinks["sessions"] is not None
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 3)
     assert accounting.balanced and accounting.sessions == 2, accounting.describe()
 
 
@@ -56,8 +56,8 @@ def test_a_batch_every_sink_wrote_before_a_crash_replays_its_state_and_writes_no
     write_batches(tmp_path / "landing", batches)
     config = pipeline_config(tmp_path)
     Pipeline(config, spark).run(once=True)
-    assert config.sinks.sessions is not None
-    for sink in (config.sinks.sessions.path, config.sinks.dead_letters.path):
+    assert config.sinks["sessions"] is not None
+    for sink in (config.sinks["sessions"].path, config.sinks["dead_letters"].path):
         assert (sink / batch_dir_name(1)).is_dir()
     # the crash: after the sinks wrote batch 1, before Spark committed it
     commits = config.checkpoint.path / "commits"
@@ -66,7 +66,7 @@ def test_a_batch_every_sink_wrote_before_a_crash_replays_its_state_and_writes_no
     resumed = Pipeline(config, spark).run(once=True, drain=True)
     assert resumed.progress[0]["batchId"] == 1  # replayed, its state computed again
     assert state_rows(resumed) == [0]
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 4)
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 4)
     assert accounting.balanced and accounting.sessions == 2, accounting.describe()
 
 
@@ -106,8 +106,8 @@ def test_a_commit_deleted_without_its_checksum_fails_saying_what_to_delete(spark
     for p in named:  # what the message says to do
         Path(p).unlink()
     Pipeline(config, spark).run(once=True, drain=True)
-    assert config.sinks.sessions is not None
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 2)
+    assert config.sinks["sessions"] is not None
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 2)
     assert accounting.balanced and accounting.sessions == 1, accounting.describe()
 
 
@@ -141,6 +141,6 @@ def test_a_log_file_cut_short_fails_saying_what_to_delete_and_the_run_then_resum
     assert f"{checkpoint / log / str(last)} is cut short" in message
     follow_the_advice(message)
     Pipeline(config, spark).run(once=True, drain=True)
-    assert config.sinks.sessions is not None
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 5)
+    assert config.sinks["sessions"] is not None
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 5)
     assert accounting.balanced and accounting.sessions == 3, accounting.describe()

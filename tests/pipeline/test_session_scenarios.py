@@ -85,8 +85,8 @@ def run(spark, tmp_path_factory):
         validation={"max_pages": 3, "max_record_bytes": 1000},
     )
     result = Pipeline(config, spark).run(once=True, drain=True)
-    revisions = read_output(spark, config.sinks.sessions.path)
-    dead = read_output(spark, config.sinks.dead_letters.path)
+    revisions = read_output(spark, config.sinks["sessions"].path)
+    dead = read_output(spark, config.sinks["dead_letters"].path)
     return {
         "config": config,
         "result": result,
@@ -189,7 +189,7 @@ def test_a_too_late_event_joins_the_session_later_events_of_its_batch_open(run):
 
 def test_every_record_is_in_exactly_one_session_or_dead_letter(spark, run):
     cfg = run["config"]
-    accounting = account(spark, cfg.sinks.sessions.path, cfg.sinks.dead_letters.path, RECORDS)
+    accounting = account(spark, cfg.sinks["sessions"].path, cfg.sinks["dead_letters"].path, RECORDS)
     assert accounting.balanced, accounting.describe()
     assert accounting.dead_letters["too_late"] == 1
 

@@ -43,7 +43,9 @@ def run(spark, tmp_path_factory):
     config = pipeline_config(root, source={"max_files_per_trigger": 10})
     result = Pipeline(config, spark).run(once=True, drain=True)
     read = sum(user_input_rows(p, config) for p in result.progress)
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, read)
+    accounting = account(
+        spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, read
+    )
     return landing, result, read, accounting, account_run(spark, config, read).describe()
 
 

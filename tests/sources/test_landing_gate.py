@@ -96,5 +96,5 @@ def test_a_bad_file_landing_between_two_polls_is_moved_aside_and_never_listed(sp
     }
     assert listed == {"batch-0000.jsonl", "good-late.jsonl"}
     Pipeline(config, spark).run(once=True, drain=True)  # close the sessions left open
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 3)
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 3)
     assert accounting.balanced, accounting.describe()

@@ -26,7 +26,7 @@ def test_parquet_records_are_sessionized_and_bad_ones_dead_lettered(spark, workd
 
     Pipeline(config, spark).run(once=True, drain=True)
 
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 4)
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 4)
     assert accounting.balanced, accounting.describe()
     assert (accounting.sessions, accounting.dead_letters) == (2, {"page_number_out_of_range": 1})
 
@@ -69,10 +69,10 @@ def test_parquet_strings_that_are_not_utf8_keep_their_bytes_and_are_never_merged
 
     Pipeline(config, spark).run(once=True, drain=True)
 
-    accounting = account(spark, config.sinks.sessions.path, config.sinks.dead_letters.path, 4)
+    accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 4)
     assert accounting.balanced, accounting.describe()
     assert (accounting.events_in_sessions, accounting.dead_letters) == (2, {"invalid_utf8": 2})
-    dead = read_output(spark, config.sinks.dead_letters.path).collect()
+    dead = read_output(spark, config.sinks["dead_letters"].path).collect()
     raws = sorted(base64.b64decode(d.raw) for d in dead)
     assert [r[: r.index(b'","ts"')] for r in raws] == [b'{"user_id":"u\xfe1', b'{"user_id":"u\xff1']
     assert b'"url":"/say-\\"hi\\"\\\\"' in raws[1]  # the other strings escaped as JSON

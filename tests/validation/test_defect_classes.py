@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.sources.base import SOURCE_POSITION
 from streamwarden.sources.kafka import kafka_records
 from streamwarden.validation import validate_records
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 
 pytestmark = pytest.mark.spark
 

@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.validation import Reason, validate_records
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 from streamwarden.validation.validate import MAX_EVENT_MS, MIN_EVENT_MS
 
 pytestmark = pytest.mark.spark

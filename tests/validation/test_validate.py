@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.validation import TICK_FIELD, TICK_SOURCE, validate_records
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 from streamwarden.validation.validate import parse_typed
 
 pytestmark = pytest.mark.spark

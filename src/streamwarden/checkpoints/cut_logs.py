@@ -74,5 +74,5 @@ def cut_log_fix(cut: list[CutLog]) -> str:
 
 def _in_a_sink(config: PipelineConfig, batch_id: int) -> bool:
     return any(
-        batch_id in open_sink(name, config).written_batches() for name in config.sinks.configured()
+        batch_id in open_sink(name, config.context).written_batches() for name in config.sinks
     )

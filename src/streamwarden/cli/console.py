@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from streamwarden.config.model import OPERATOR_SECTIONS, PipelineConfig
+from streamwarden.config.model import PipelineConfig
 from streamwarden.monitoring.summary import epoch_ms, offsets_skipped, source_lag
 from streamwarden.operators.base import BatchStats
 from streamwarden.pipeline.runner import user_input_rows
@@ -32,7 +32,7 @@ class ProgressPrinter:
     def __init__(self, config: PipelineConfig, out: TextIO | None = None) -> None:
         self.config = config
         self.out = out or sys.stdout  # read now, not at import: tests swap sys.stdout
-        self.counted = OPERATOR_SECTIONS[config.operator].all_outputs()
+        self.counted = type(config.section).all_outputs()
         self.rows_in = 0
         #: Rows written so far per counted output.
         self.outputs = dict.fromkeys(self.counted, 0)

@@ -18,7 +18,8 @@ from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account_patterns, read_output
-from streamwarden.sinks.parquet import batch_dir_name
+from streamwarden.sinks.parquet import batch_dir_name, parquet_folder
+from streamwarden.sources.files import landing_folder
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 
 if TYPE_CHECKING:
@@ -106,12 +107,12 @@ def patterns_demo_command(
         files=batches,  # the records, scans included: one file per micro-batch
     )
     replace_demo_folder(out)  # after the arguments are checked
-    summary = generate_traffic(spec, config.source.folder)
+    summary = generate_traffic(spec, landing_folder(config.source))
     print(
         f"generated {summary.records:,} records: {summary.events - summary.scans:,} pageviews "
         f"of {users:,} users, {summary.scans:,} scans by {actors} actors, "
         f"{sum(summary.malformed.values()):,} malformed, {summary.too_late:,} too late; "
-        f"in {len(summary.files)} files under {config.source.folder}"
+        f"in {len(summary.files)} files under {landing_folder(config.source)}"
     )
     log_file = out / "spark.log"
     spark = spark_logging_to(
@@ -125,19 +126,20 @@ def patterns_demo_command(
         "host by the same actor within 30m, skip past last event; timeouts on\n",
         flush=True,
     )
-    sinks = config.sinks
-    assert sinks.matches is not None and sinks.timeouts is not None
-    live = LiveMatches(spark, sinks.matches.folder, ProgressPrinter(config))
+    matches, timeouts, dead_letters = (
+        parquet_folder(config.sinks[name]) for name in ("matches", "timeouts", "dead_letters")
+    )
+    live = LiveMatches(spark, matches, ProgressPrinter(config))
     Pipeline(config, spark).run(once=True, drain=True, on_progress=live)
-    _print_summary(spark, sinks.matches.folder)
+    _print_summary(spark, matches)
     accounting = account_patterns(
         spark,
-        (sinks.matches.folder, sinks.timeouts.folder, sinks.dead_letters.folder),
+        (matches, timeouts, dead_letters),
         summary.records,
         live.events,
     )
     print(f"\naccounting: {accounting.describe()}")
-    print(f"outputs: {sinks.matches.folder}, {sinks.timeouts.folder}, {sinks.dead_letters.folder}")
+    print(f"outputs: {matches}, {timeouts}, {dead_letters}")
     return 0 if accounting.balanced else 1
 
 

@@ -13,6 +13,8 @@ from streamwarden.config import PipelineConfig
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account, final_sessions, read_output
+from streamwarden.sinks.parquet import parquet_folder
+from streamwarden.sources.files import landing_folder
 from streamwarden.sources.generator import TrafficSpec, generate_traffic
 
 __all__ = ["demo_traffic", "sessions_demo_command", "sessions_demo_config"]
@@ -61,12 +63,12 @@ def sessions_demo_command(
     # one file per micro-batch
     spec = demo_traffic(events=events, users=users, seed=seed, files=batches)
     replace_demo_folder(out)  # after the arguments are checked
-    summary = generate_traffic(spec, config.source.folder)
+    summary = generate_traffic(spec, landing_folder(config.source))
     print(
         f"generated {summary.records:,} records ({summary.events:,} pageviews of "
         f"{summary.distinct_users:,} users, {sum(summary.malformed.values()):,} malformed, "
         f"{summary.late:,} late, {summary.too_late:,} too late) in {len(summary.files)} files "
-        f"under {config.source.folder}"
+        f"under {landing_folder(config.source)}"
     )
     log_file = out / "spark.log"
     spark = spark_logging_to(
@@ -81,8 +83,8 @@ def sessions_demo_command(
         flush=True,
     )
     Pipeline(config, spark).run(once=True, drain=True, on_progress=ProgressPrinter(config))
-    assert config.sinks.sessions is not None
-    sessions_path = config.sinks.sessions.folder
+    sessions_path = parquet_folder(config.sinks["sessions"])
+    dead_letters_path = parquet_folder(config.sinks["dead_letters"])
     revisions = read_output(spark, sessions_path)
     if revisions is not None:
         print("\nsome sessions (final revisions):")
@@ -97,7 +99,7 @@ def sessions_demo_command(
         ).show(5, truncate=False)
         updated = revisions.where("revision > 0").count()
         print(f"{updated:,} session updates came from late events (revision > 0)")
-    accounting = account(spark, sessions_path, config.sinks.dead_letters.folder, summary.records)
+    accounting = account(spark, sessions_path, dead_letters_path, summary.records)
     print(f"\naccounting: {accounting.describe()}")
-    print(f"outputs: {sessions_path} and {config.sinks.dead_letters.folder}")
+    print(f"outputs: {sessions_path} and {dead_letters_path}")
     return 0 if accounting.balanced else 1

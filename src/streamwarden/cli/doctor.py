@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from streamwarden.cli.arguments import Subcommands
-from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.findings import Finding
 from streamwarden.errors import ConfigError
+
+if TYPE_CHECKING:  # the config imports the operators, and so Spark: not at start-up
+    from streamwarden.config.model import PipelineConfig
 
 __all__ = ["preflight", "register"]
 

@@ -29,11 +29,11 @@ def register(commands: Subcommands) -> None:
 def maintain_command(args: argparse.Namespace) -> int:
     from streamwarden.checkpoints.run_lock import refuse_if_held
     from streamwarden.cli.offline import offline_spark
-    from streamwarden.config.units import parse_duration
     from streamwarden.doctor.connections import required_jars, session_conf
     from streamwarden.errors import UsageError
     from streamwarden.pipeline.loading import load_pipeline_config
     from streamwarden.pipeline.maintain import delta_targets, maintain
+    from streamwarden.settings.units import parse_duration
 
     config = load_pipeline_config(args.config)
     try:

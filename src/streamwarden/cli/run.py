@@ -148,13 +148,14 @@ def _announce(config: PipelineConfig, config_path: Path) -> Callable[[QueryMonit
     from streamwarden.sources.base import source_of
 
     log_file = _log_file(config)
-    sinks = {name: sink_kind(sink).where(sink) for name, sink in config.sinks.configured().items()}
+    sinks = {name: sink_kind(sink).where(sink) for name, sink in config.sinks.items()}
     dead_letters = sinks.pop("dead_letters")
     outputs = ", ".join([*sinks.values(), f"dead letters: {dead_letters}"])
     if config.history is not None:
         from streamwarden.history.base import HISTORY_KINDS
 
-        outputs += f"; history store: {HISTORY_KINDS[config.history.kind].where(config)}"
+        store = HISTORY_KINDS[config.history.kind].where(config.history, config.context)
+        outputs += f"; history store: {store}"
     source = source_of(config.source).where(config.source)
 
     def announce(monitor: QueryMonitor | None) -> None:

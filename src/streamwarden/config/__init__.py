@@ -1,4 +1,4 @@
-"""Pipeline configuration: typed models and the loader."""
+"""Pipeline configuration: the shell assembled from the parts' own settings, and its loader."""
 
 from streamwarden.config.loader import load_config, parse_config
 from streamwarden.config.model import (
@@ -7,10 +7,6 @@ from streamwarden.config.model import (
     MonitoringConfig,
     PipelineConfig,
     ResourcesConfig,
-    SessionsConfig,
-    SinkConfig,
-    SinksConfig,
-    SourceConfig,
     SparkConfig,
     SupervisorConfig,
     ValidationConfig,
@@ -22,10 +18,6 @@ __all__ = [
     "MonitoringConfig",
     "PipelineConfig",
     "ResourcesConfig",
-    "SessionsConfig",
-    "SinkConfig",
-    "SinksConfig",
-    "SourceConfig",
     "SparkConfig",
     "SupervisorConfig",
     "ValidationConfig",

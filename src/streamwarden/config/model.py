@@ -1,56 +1,48 @@
-"""The pipeline configuration: frozen, typed, validated at load time; unknown keys are errors.
+"""The pipeline configuration: a shell assembled from the registries of parts, frozen, typed,
+validated at load time; unknown keys are errors.
 
-The operator sections are in ``config.sections`` and the shared value types in
-``config.types``; both are re-exported here, where a config's whole shape is read."""
+Each part owns its settings: the operator (``[<operator>]``, its model in its own package), the
+source kind (``[source]``), each output's sink kind (``[sinks.<output>]``) and the history store
+kind (``[history]``) are validated by the model their name selects
+(:mod:`streamwarden.config.assembly`); the shell holds them beside the pipeline-wide sections
+(checkpoint, Spark, monitoring, supervisor, resources), checks that they fit together, and gives
+each part its settings and a :class:`~streamwarden.settings.context.RunContext`."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
-from typing import Annotated, Literal
+from functools import cached_property
+from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, SerializeAsAny, model_validator
 
-from streamwarden.config import defaults
-from streamwarden.config.history import HistoryConfig
-from streamwarden.config.kafka import KafkaConfig, refuse_literal_secrets
-from streamwarden.config.paths import overlapping_folders
-from streamwarden.config.sections import (
-    OPERATOR_SECTIONS,
-    AggregateConfig,
-    OperatorSection,
-    PatternsConfig,
-    PatternStageConfig,
-    PreviousConfig,
-    SessionsConfig,
-)
-from streamwarden.config.spark_settings import check_conf, check_master
-from streamwarden.config.types import ConfigPath, Duration, OptionalDuration, Size, Strict
-from streamwarden.config.units import off_or, parse_memory
 from streamwarden.history.base import HISTORY_KINDS
-from streamwarden.sinks.base import SINK_KINDS, sink_kind
-from streamwarden.sources.base import SOURCE_KINDS, source_of
+from streamwarden.operators.base import OPERATORS
+from streamwarden.operators.settings import DEAD_LETTERS, OperatorSettings
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
+from streamwarden.settings.kafka import KafkaConfig
+from streamwarden.settings.paths import overlapping_folders
+from streamwarden.settings.spark_settings import check_conf, check_master
+from streamwarden.settings.types import (
+    ConfigFolder,
+    Duration,
+    OptionalDuration,
+    Size,
+    Strict,
+    folders_of,
+)
+from streamwarden.settings.units import off_or, parse_memory
 from streamwarden.spark.permissions import PRIVATE_UMASK, parse_umask
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 
 __all__ = [
-    "OPERATOR_SECTIONS",
-    "AggregateConfig",
     "CheckpointConfig",
-    "Duration",
     "FieldNames",
-    "HistoryConfig",
     "KafkaConfig",
     "MonitoringConfig",
-    "OperatorSection",
-    "PatternStageConfig",
-    "PatternsConfig",
     "PipelineConfig",
-    "PreviousConfig",
     "ResourcesConfig",
-    "SessionsConfig",
-    "SinkConfig",
-    "SinksConfig",
-    "SourceConfig",
     "SparkConfig",
     "SupervisorConfig",
     "ValidationConfig",
@@ -87,139 +79,16 @@ def _spark_conf_values(value: object) -> object:
     }
 
 
-class FieldNames(Strict):
-    """Names of the pageview fields in the input records."""
-
-    user_id: str = "user_id"
-    ts: str = "ts"
-    page_number: str = "page_number"
-    url: str = "url"
-
-
-def _only_settings_of_the_kind(
-    section: str, kind: str, given: set[str], settings: frozenset[str]
-) -> None:
-    """A setting another kind reads would be silently ignored: refuse it, naming it."""
-    for name in sorted(given - settings - {"kind"}):
-        raise ValueError(f"{section}.{name} is not a setting of kind {kind!r}; remove it")
-
-
-class SourceConfig(Strict):
-    """Where the records come from: ``kind`` names a registered source (``streamwarden.sources``);
-    ``files`` (the default) is a landing directory that producers drop JSON-lines or Parquet
-    files into; ``kafka`` reads topics of the cluster in ``[kafka]``. Each kind reads only its
-    own settings (``Source.settings``); giving another kind's is an error."""
-
-    kind: Annotated[str, AfterValidator(SOURCE_KINDS.check)] = "files"
-    # files
-    path: ConfigPath | None = None
-    format: Literal["jsonl", "parquet"] = "jsonl"
-    #: Which files of the landing folder are input, as a glob on the name (``{a,b}`` for
-    #: either); default ``{*.jsonl,*.jsonl.gz}`` for jsonl, ``*.parquet`` for Parquet. Other
-    #: files are left alone; names starting with ``.`` or ``_`` are never read.
-    files: str | None = Field(default=None, min_length=1)
-    max_files_per_trigger: int | None = Field(default=None, ge=1)
-    # kafka
-    topics: list[str] | None = Field(default=None, min_length=1)
-    topic_pattern: str | None = None
-    starting_offsets: str = "earliest"
-    max_offsets_per_trigger: int | None = Field(default=None, ge=1)
-    event_time: Literal["field", "kafka_timestamp"] = "field"
-    fail_on_data_loss: bool = True
-    options: Annotated[
-        dict[str, str], AfterValidator(lambda v: refuse_literal_secrets(v, "source.options"))
-    ] = Field(default_factory=dict)
-
-    @property
-    def folder(self) -> Path:
-        """The landing folder of a ``files`` source (a ValueError for another kind)."""
-        if self.path is None:
-            raise ValueError(f"a {self.kind} source has no landing folder")
-        return self.path
-
-    @model_validator(mode="after")
-    def _fits_the_kind(self) -> SourceConfig:
-        source = source_of(self)
-        _only_settings_of_the_kind("source", self.kind, self.model_fields_set, source.settings)
-        source.check_config(self)
-        return self
-
-
-class ValidationConfig(Strict):
-    """Checks run on every record before any state is touched (lesson L4)."""
-
-    max_pages: int = Field(default=defaults.MAX_PAGES, ge=1)
-    max_record_bytes: Size = Field(default=64 * 1024, ge=16)
-    max_user_id_length: int = Field(default=256, ge=1)
-    max_future_skew: OptionalDuration = timedelta(hours=1)
-
-
-class SinkConfig(Strict):
-    """Where one output goes: ``kind`` names a registered sink (``streamwarden.sinks``);
-    ``parquet`` (the default) directories are written exactly once per batch; ``kafka`` writes
-    a topic of the cluster in ``[kafka]``, one transaction per batch; ``delta`` a Delta Lake
-    table (at ``path``, or the metastore's ``table``), one commit per batch. Each kind reads
-    only its own settings."""
-
-    kind: Annotated[str, AfterValidator(SINK_KINDS.check)] = "parquet"
-    # parquet, delta
-    path: ConfigPath | None = None
-    # kafka
-    topic: str | None = Field(default=None, min_length=1)
-    transactional_id: str | None = Field(default=None, min_length=1)
-    # delta
-    table: str | None = Field(default=None, min_length=1)
-    #: ``latest``: one row per key (a session's latest revision, by MERGE); ``all``: every row
-    #: appended (every revision). Outputs whose rows are not revisions are always appended.
-    keep: Literal["latest", "all"] = "latest"
-    #: ``date``: partitioned by the date of the output's time column; ``off``: not partitioned.
-    partition_by: Literal["date", "off"] = "date"
-
-    @property
-    def folder(self) -> Path:
-        """The folder of a ``parquet`` sink (a ValueError for another kind)."""
-        if self.path is None:
-            raise ValueError(f"a {self.kind} sink has no folder")
-        return self.path
-
-    @model_validator(mode="after")
-    def _fits_the_kind(self) -> SinkConfig:
-        kind = sink_kind(self)
-        _only_settings_of_the_kind("sink", self.kind, self.model_fields_set, kind.settings)
-        kind.check_config(self)
-        return self
-
-
-class SinksConfig(Strict):
-    """The outputs: ``sessions`` for the sessions operator; ``matches`` (and optionally
-    ``timeouts``) for the patterns operator; ``dead_letters`` for both."""
-
-    sessions: SinkConfig | None = None
-    matches: SinkConfig | None = None
-    timeouts: SinkConfig | None = None
-    dead_letters: SinkConfig
-
-    def configured(self) -> dict[str, SinkConfig]:
-        """The sinks this config writes, by name."""
-        named = {
-            "sessions": self.sessions,
-            "matches": self.matches,
-            "timeouts": self.timeouts,
-            "dead_letters": self.dead_letters,
-        }
-        return {name: sink for name, sink in named.items() if sink is not None}
-
-
 class CheckpointConfig(Strict):
     """Where the query's checkpoint lives: offsets, commits and the state store. Keep it with
     the outputs: a run resumes from it, and ``inspect`` and ``rescale`` read it."""
 
-    path: ConfigPath
+    path: ConfigFolder
 
 
 class SparkConfig(Strict):
     """Where and how Spark runs. ``master`` and the ``conf`` values streamwarden reads itself
-    are checked at load (:mod:`streamwarden.config.spark_settings`).
+    are checked at load (:mod:`streamwarden.settings.spark_settings`).
 
     ``shared_storage`` declares that every folder of the config (checkpoint, landing, sinks)
     is on a POSIX mount that the driver and every executor see at the same path: what a
@@ -316,88 +185,93 @@ def _umask(text: str) -> str:
 
 
 class PipelineConfig(Strict):
-    """A whole pipeline: source -> validation -> operator -> sinks, checkpointed. The operator
-    is ``sessions`` (the default) or ``patterns`` (which needs a ``[patterns]`` section); each
-    operator's section is the field of its name, registered in :data:`OPERATOR_SECTIONS`."""
+    """A whole pipeline: source -> validation -> operator -> sinks, checkpointed. ``operator``
+    names a registered operator (``sessions``, the default, or ``patterns``), whose section
+    ``[<operator>]`` is :attr:`section`; ``sinks`` holds one section per output the operator
+    declares, ``dead_letters`` among them."""
 
     name: str = "sessions"
-    operator: Annotated[str, AfterValidator(OPERATOR_SECTIONS.check)] = "sessions"
-    source: SourceConfig
+    operator: Annotated[str, AfterValidator(OPERATORS.check)] = "sessions"
+    #: The ``[<operator>]`` section, validated by the operator's own model.
+    section: SerializeAsAny[OperatorSettings]
+    source: SerializeAsAny[KindSettings]
     kafka: KafkaConfig | None = None
     fields: FieldNames = FieldNames()
     validation: ValidationConfig = ValidationConfig()
-    sessions: SessionsConfig = SessionsConfig()
-    patterns: PatternsConfig | None = None
-    sinks: SinksConfig
+    sinks: dict[str, SerializeAsAny[KindSettings]]
     checkpoint: CheckpointConfig
     spark: SparkConfig = SparkConfig()
     monitoring: MonitoringConfig = MonitoringConfig()
     supervisor: SupervisorConfig = SupervisorConfig()
     resources: ResourcesConfig = ResourcesConfig()
-    history: HistoryConfig | None = None
+    history: SerializeAsAny[KindSettings] | None = None
     #: The umask of every file the pipeline writes (outputs, checkpoint, progress log, status,
     #: logs, reports): "077" (the default) leaves them to their owner; "027" lets the group read.
     file_umask: Annotated[str, AfterValidator(_umask)] = PRIVATE_UMASK
 
     @model_validator(mode="after")
-    def _sections_and_sinks_fit_the_operator(self) -> PipelineConfig:
-        operator = self.operator
-        section = self.operator_section
-        if section is None:
-            needs = OPERATOR_SECTIONS[operator].needs
-            raise ValueError(f"operator {operator!r} needs a [{operator}] section with {needs}")
-        configured = self.sinks.configured()
-        for name in section.outputs:
-            if name not in configured:
-                raise ValueError(f"operator {operator!r} needs [sinks.{name}] with a path")
-        others = [name for name in OPERATOR_SECTIONS.names() if name != operator]
-        for other in others:
-            for name in OPERATOR_SECTIONS[other].all_outputs():
-                if name in configured:
-                    raise ValueError(f"sinks.{name} is for operator = {other!r}; remove it")
-        for other in others:
-            # a section with defaults is always there; one without is given for its operator
-            if type(self).model_fields[other].default is None and getattr(self, other):
-                raise ValueError(f"[{other}] needs operator = {other!r} at the top level")
-        section.check_sinks(configured)
+    def _parts_fit_together(self) -> PipelineConfig:
+        self._outputs_fit_the_operator()
         needed = {
-            (f"[source] kind = {self.source.kind!r}", need)
-            for need in source_of(self.source).sections
+            (f"[source] kind = {self.source.kind!r}", need) for need in self.source.connections
         } | {
             (f"[sinks.{name}] kind = {sink.kind!r}", need)
-            for name, sink in configured.items()
-            for need in sink_kind(sink).sections
+            for name, sink in self.sinks.items()
+            for need in sink.connections
         }
         for who, need in sorted(needed):
             if getattr(self, need) is None:
                 raise ValueError(f"{who} needs a [{need}] section")
         self._folders_apart()
-        if self.sessions.history_lateness is not None and self.history is None:
+        history_lateness = getattr(self.section, "history_lateness", None)
+        if history_lateness is not None and self.history is None:
             raise ValueError(
                 "sessions.history_lateness needs a [history] section naming the store that "
                 "keeps closed sessions (kind = 'delta', the default: the Delta sessions table; "
                 "or kind = 'postgres' with host, database, user)"
             )
         if self.history is not None:
-            HISTORY_KINDS[self.history.kind].check_pipeline(self)
+            HISTORY_KINDS[self.history.kind].check_outputs(self.history, self.sinks)
         return self
+
+    def _outputs_fit_the_operator(self) -> None:
+        """Every output the operator needs has its sink, and every sink is an output of it."""
+        operator, section = self.operator, type(self.section)
+        for name in (*section.outputs, DEAD_LETTERS):
+            if name not in self.sinks:
+                raise ValueError(f"operator {operator!r} needs [sinks.{name}] with a path")
+        mine = {*section.all_outputs(), DEAD_LETTERS}
+        for name in self.sinks:
+            if name in mine:
+                continue
+            for other, theirs in OPERATORS.items():
+                if name in theirs.settings_model.all_outputs():
+                    raise ValueError(f"sinks.{name} is for operator = {other!r}; remove it")
+            raise ValueError(
+                f"sinks.{name} is not an output of operator {operator!r} (its outputs: "
+                f"{', '.join(sorted(mine))}); remove it or check its spelling"
+            )
+        self.section.check_sinks(list(self.sinks))
 
     def _folders_apart(self) -> None:
         """The landing folder, the checkpoint (with the progress folder beside it) and every
-        sink folder are apart (:mod:`streamwarden.config.paths`)."""
+        sink folder are apart (:mod:`streamwarden.settings.paths`)."""
         folders = {"checkpoint.path": self.checkpoint.path}
-        if self.source.path is not None:
-            folders["source.path"] = self.source.path
-        for name, sink in self.sinks.configured().items():
-            if sink.path is not None:
-                folders[f"sinks.{name}.path"] = sink.path
+        folders |= folders_of(self.source, "source")
+        for name, sink in self.sinks.items():
+            folders |= folders_of(sink, f"sinks.{name}")
         problems = overlapping_folders(folders)
         if problems:
             raise ValueError("; ".join(problems))
 
-    @property
-    def operator_section(self) -> OperatorSection | None:
-        """The section of the configured operator (None if a section it needs is missing)."""
-        section = getattr(self, self.operator, None)
-        assert section is None or isinstance(section, OperatorSection)
-        return section
+    @cached_property
+    def context(self) -> RunContext:
+        """What each part gets of the run besides its own settings."""
+        return RunContext(
+            name=self.name,
+            checkpoint=self.checkpoint.path,
+            kafka=self.kafka,
+            spark_master=self.spark.master,
+            shuffle_partitions=self.spark.shuffle_partitions,
+            outputs=dict(self.sinks),
+        )

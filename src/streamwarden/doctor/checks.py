@@ -12,8 +12,6 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from streamwarden.config.model import PipelineConfig
-from streamwarden.config.spark_settings import local_threads
-from streamwarden.config.units import format_duration
 from streamwarden.doctor.checkpoint import (
     check_checkpoint_logs,
     check_checkpoint_partitions,
@@ -26,6 +24,9 @@ from streamwarden.doctor.exposure import check_exposure
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.doctor.memory import JVM_NATIVE, MIB, process_memory
 from streamwarden.errors import StreamwardenError
+from streamwarden.operators.sessions.settings import SessionsConfig
+from streamwarden.settings.spark_settings import local_threads
+from streamwarden.settings.units import format_duration
 from streamwarden.spark.session import (
     ROCKSDB_PROVIDER,
     STATE_DEFAULTS,
@@ -212,8 +213,8 @@ def check_partitions(config: PipelineConfig) -> list[Finding]:
     return out
 
 
-def check_deadlines(config: PipelineConfig) -> list[Finding]:
-    s = config.sessions
+def _session_deadlines(s: SessionsConfig) -> list[Finding]:
+    """The sessions operator's state deadlines: idle timeout, horizon, history lateness."""
     out = []
     if s.idle_timeout is None:
         out.append(
@@ -255,6 +256,11 @@ def check_deadlines(config: PipelineConfig) -> list[Finding]:
                 "L8",
             )
         )
+    return out
+
+
+def check_deadlines(config: PipelineConfig) -> list[Finding]:
+    out = _session_deadlines(config.section) if isinstance(config.section, SessionsConfig) else []
     if _conf(config).get(_NO_DATA, "true").lower() == "false":
         out.append(
             Finding(

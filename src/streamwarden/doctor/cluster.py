@@ -15,6 +15,7 @@ from pathlib import Path
 
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.findings import Finding, Severity
+from streamwarden.settings.types import folders_of
 from streamwarden.spark.network import is_local_master
 
 __all__ = ["check_cluster_storage", "shared_folders"]
@@ -24,10 +25,9 @@ _SEE = "host-local-storage"
 
 def shared_folders(config: PipelineConfig) -> list[Path]:
     """The folders executors read or write: the checkpoint, the landing folder, sink folders."""
-    folders = [config.checkpoint.path]
-    if config.source.path is not None:
-        folders.append(config.source.path)
-    folders += [s.path for s in config.sinks.configured().values() if s.path is not None]
+    folders = [config.checkpoint.path, *folders_of(config.source, "source").values()]
+    for name, sink in config.sinks.items():
+        folders += folders_of(sink, f"sinks.{name}").values()
     return folders
 
 

@@ -20,36 +20,51 @@ from streamwarden.history.base import HISTORY_KINDS
 from streamwarden.sinks.base import sink_kind
 from streamwarden.sources.base import source_of
 
-__all__ = ["check_connections", "connection_findings", "required_jars", "session_conf"]
+__all__ = [
+    "check_connections",
+    "collect_urls",
+    "connection_findings",
+    "required_jars",
+    "session_conf",
+]
 
 
 def _checks(config: PipelineConfig) -> Iterator[tuple[str, Callable[[], None]]]:
     """(what, check) for the source and each sink; a check needs its jars, then its server."""
 
+    context = config.context
+
     def source() -> None:
         kind = source_of(config.source)
-        kind.jars(config)
-        kind.check(config)
+        kind.jars(config.source, context)
+        kind.check(config.source, context)
 
     def sink(name: str) -> Callable[[], None]:
         def check() -> None:
-            kind = sink_kind(config.sinks.configured()[name])
-            kind.jars(config)
-            kind.check(name, config)
+            settings = config.sinks[name]
+            kind = sink_kind(settings)
+            kind.jars(settings, context)
+            kind.check(name, settings, context)
 
         return check
 
     def history() -> None:
-        assert config.history is not None
-        kind = HISTORY_KINDS[config.history.kind]
-        kind.jars(config)
-        kind.check(config)
+        settings = config.history
+        assert settings is not None
+        kind = HISTORY_KINDS[settings.kind]
+        kind.jars(settings, context)
+        kind.check(settings, context, collect_urls(config))
 
     yield "source", source
-    for name in config.sinks.configured():
+    for name in config.sinks:
         yield f"sink {name}", sink(name)
     if config.history is not None:
         yield "history store", history
+
+
+def collect_urls(config: PipelineConfig) -> bool:
+    """Whether the operator's outputs carry URLs, which a history store then keeps."""
+    return bool(getattr(config.section, "collect_urls", False))
 
 
 def check_connections(config: PipelineConfig) -> None:
@@ -83,11 +98,12 @@ def connection_findings(config: PipelineConfig) -> list[Finding]:
 
 def required_jars(config: PipelineConfig) -> tuple[str, ...]:
     """The JVM jars the source and sinks need beyond the engine's, each once."""
-    jars = list(source_of(config.source).jars(config))
-    for sink in config.sinks.configured().values():
-        jars += sink_kind(sink).jars(config)
+    context = config.context
+    jars = list(source_of(config.source).jars(config.source, context))
+    for sink in config.sinks.values():
+        jars += sink_kind(sink).jars(sink, context)
     if config.history is not None:
-        jars += HISTORY_KINDS[config.history.kind].jars(config)
+        jars += HISTORY_KINDS[config.history.kind].jars(config.history, context)
     return tuple(dict.fromkeys(jars))
 
 
@@ -95,6 +111,6 @@ def session_conf(config: PipelineConfig) -> dict[str, str]:
     """The settings the SparkSession starts with: what the sinks need (Delta's extension),
     then ``[spark.conf]``, which wins."""
     conf: dict[str, str] = {}
-    for sink in config.sinks.configured().values():
-        conf.update(sink_kind(sink).spark_conf(config))
+    for sink in config.sinks.values():
+        conf.update(sink_kind(sink).spark_conf(sink, config.context))
     return {**conf, **config.spark.conf}

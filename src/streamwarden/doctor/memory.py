@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from streamwarden.config.units import parse_memory
+from streamwarden.settings.units import parse_memory
 
 __all__ = ["JVM_NATIVE", "ProcessMemory", "process_memory"]
 

@@ -10,21 +10,22 @@ batch id together with what the batch wrote, so that a replayed batch changes no
 given the same output (:meth:`HistoryStore.applied`). The Delta store's change is the sessions
 sink's own MERGE of the batch (its :meth:`HistoryStore.apply` writes nothing).
 
-A kind is a module beside this one, registered with ``HISTORY_KINDS.register``; this module
-imports neither pyspark nor the config at run time, so that the config can check kinds.
+A kind is a module beside this one, registered with ``HISTORY_KINDS.register``, with its own
+settings model (``settings_model``) that the config validates ``[history]`` with; a kind
+receives only those settings, the run's context and what the sessions operator tells it. This
+module imports neither pyspark nor the config, so that the config can assemble itself from the
+registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from streamwarden.registry import Registry
-
-if TYPE_CHECKING:
-    from streamwarden.config.history import HistoryConfig
-    from streamwarden.config.model import PipelineConfig
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
 
 __all__ = ["HISTORY_KINDS", "SESSION_FIELDS", "HistoryKind", "HistoryStore", "Row", "Wanted"]
 
@@ -99,37 +100,36 @@ class HistoryStore(Protocol):
 
 
 class HistoryKind(Protocol):
-    """One kind of history store: what its section may hold, what it needs, how to open it."""
+    """One kind of history store: its settings model, what it needs, how to open it. Each
+    method receives the kind's own settings, the run's context and ``collect_urls`` (whether
+    the sessions output carries URLs, which the stored sessions then keep)."""
 
-    #: The ``[history]`` settings this kind reads (besides ``kind``); any other one is an error.
-    settings: frozenset[str]
+    #: The model of ``[history]`` for this kind.
+    @property
+    def settings_model(self) -> type[KindSettings]: ...
 
-    def check_config(self, config: HistoryConfig) -> None:
-        """Raises ValueError if the settings do not fit together (at load, no I/O)."""
+    def check_outputs(self, settings: KindSettings, outputs: Mapping[str, KindSettings]) -> None:
+        """Raises ValueError if the pipeline's outputs do not fit this kind (at load, no I/O):
+        the Delta store needs a Delta sessions sink."""
         ...
 
-    def check_pipeline(self, config: PipelineConfig) -> None:
-        """Raises ValueError if the rest of the pipeline's config does not fit this kind (at
-        load, no I/O): the Delta store needs a Delta sessions sink."""
-        ...
-
-    def check(self, config: PipelineConfig) -> None:
+    def check(self, settings: KindSettings, context: RunContext, collect_urls: bool) -> None:
         """Checks, before Spark starts, that the store can be reached; raises a
         :class:`~streamwarden.errors.StreamwardenError` saying what to do."""
         ...
 
-    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+    def jars(self, settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         """JVM jars Spark needs for this store, beyond the engine's."""
         ...
 
-    def where(self, config: PipelineConfig) -> str:
+    def where(self, settings: KindSettings, context: RunContext) -> str:
         """Where the store is, as a run's start-up line shows it (never a secret)."""
         ...
 
-    def open(self, config: PipelineConfig) -> HistoryStore:
+    def open(self, settings: KindSettings, context: RunContext, collect_urls: bool) -> HistoryStore:
         """The store ``[history]`` configures."""
         ...
 
 
-#: The history store kinds, by the name ``[history] kind`` gives.
-HISTORY_KINDS: Registry[HistoryKind] = Registry("history store kind", "kinds")
+#: The history store kinds, by the name ``[history] kind`` gives (``delta`` when none is).
+HISTORY_KINDS: Registry[HistoryKind] = Registry("history store kind", "kinds", default="delta")

@@ -28,25 +28,34 @@ and is refused (its stored sessions would lose their URLs in a merge).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from streamwarden.errors import ConfigError
 from streamwarden.history.base import HISTORY_KINDS, SESSION_FIELDS, Row, Wanted
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
 from streamwarden.sinks import delta_log
-from streamwarden.sinks.base import pipeline_id
+from streamwarden.sinks.delta import DeltaSinkSettings, delta_target
 from streamwarden.sinks.delta_table import DeltaTarget
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql import Row as SparkRow
 
-    from streamwarden.config.history import HistoryConfig
-    from streamwarden.config.model import PipelineConfig
+__all__ = ["DeltaHistorySettings", "DeltaHistoryStore"]
 
-__all__ = ["DeltaHistoryStore"]
+
+class DeltaHistorySettings(KindSettings):
+    """``[history] kind = "delta"`` (the default): the pipeline's Delta sessions table is the
+    store; no settings of its own (the sessions sink's section says where the table is)."""
+
+    extra: ClassVar[str | None] = "delta"
+
+    kind: Literal["delta"] = "delta"
+
 
 #: The column the merge needs that a sessions table written without a history store lacks.
 URL_TIMES = "url_times"
@@ -56,7 +65,7 @@ class DeltaHistoryStore:
     """The history store in the pipeline's Delta sessions table (see the module's
     description)."""
 
-    settings = frozenset[str]()
+    settings_model = DeltaHistorySettings
 
     def __init__(self, target: DeltaTarget, app_id: str, collect_urls: bool) -> None:
         self.target = target
@@ -68,14 +77,12 @@ class DeltaHistoryStore:
         self._checked = False
 
     @staticmethod
-    def check_config(config: HistoryConfig) -> None:
-        """Nothing of its own: the sessions sink's section says where the table is."""
-
-    @staticmethod
-    def check_pipeline(config: PipelineConfig) -> None:
-        sink = config.sinks.configured().get("sessions")
-        if sink is None or sink.kind != "delta" or sink.keep != "latest":
-            what = "none" if sink is None else f"kind = {sink.kind!r}, keep = {sink.keep!r}"
+    def check_outputs(settings: KindSettings, outputs: Mapping[str, KindSettings]) -> None:
+        sink = outputs.get("sessions")
+        if not isinstance(sink, DeltaSinkSettings) or sink.keep != "latest":
+            what = "none" if sink is None else f"kind = {sink.kind!r}"
+            if isinstance(sink, DeltaSinkSettings):
+                what += f", keep = {sink.keep!r}"
             raise ValueError(
                 '[history] kind = "delta" (the default) keeps history in the Delta sessions '
                 f'table, but [sinks.sessions] is {what}: set [sinks.sessions] kind = "delta" '
@@ -84,24 +91,26 @@ class DeltaHistoryStore:
             )
 
     @staticmethod
-    def check(config: PipelineConfig) -> None:
-        location = _target(config).path  # a metastore table is checked at its first batch
+    def check(settings: KindSettings, context: RunContext, collect_urls: bool) -> None:
+        location = _target(context).path  # a metastore table is checked at its first batch
         if location is not None:
-            _check_columns(delta_log.columns(location), location, config.sessions.collect_urls)
+            _check_columns(delta_log.columns(location), location, collect_urls)
 
     @staticmethod
-    def jars(config: PipelineConfig) -> tuple[str, ...]:
+    def jars(settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         from streamwarden.spark.delta import delta_jars
 
         return delta_jars()
 
     @staticmethod
-    def where(config: PipelineConfig) -> str:
-        return f"the sessions sink's {_target(config).describe()}"
+    def where(settings: KindSettings, context: RunContext) -> str:
+        return f"the sessions sink's {_target(context).describe()}"
 
     @classmethod
-    def open(cls, config: PipelineConfig) -> DeltaHistoryStore:
-        return cls(_target(config), pipeline_id(config), config.sessions.collect_urls)
+    def open(
+        cls, settings: KindSettings, context: RunContext, collect_urls: bool
+    ) -> DeltaHistoryStore:
+        return cls(_target(context), context.pipeline_id, collect_urls)
 
     def lookup(self, wanted: Sequence[Wanted]) -> list[Row]:
         if not wanted:
@@ -199,9 +208,8 @@ def _check_columns(columns: list[str] | None, location: Path, collect_urls: bool
         )
 
 
-def _target(config: PipelineConfig) -> DeltaTarget:
-    sink = config.sinks.configured()["sessions"]
-    return DeltaTarget(path=sink.path, table=sink.table)
+def _target(context: RunContext) -> DeltaTarget:
+    return delta_target(context.outputs["sessions"])
 
 
 def _spark() -> SparkSession:

@@ -12,21 +12,86 @@ a higher revision. The ledger keeps the last ``keep_batches`` batches of a run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import psycopg
-from psycopg.types.json import Jsonb
+from pydantic import Field, field_validator, model_validator
 
-from streamwarden.errors import ConfigError, HistoryError, UnreachableError
+from streamwarden.errors import HistoryError, UnreachableError
 from streamwarden.history.base import HISTORY_KINDS, SESSION_FIELDS, Row, Wanted
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
+from streamwarden.settings.secrets import Secret, read_secret
+from streamwarden.settings.types import ConfigPath
 
 if TYPE_CHECKING:
-    from streamwarden.config.history import HistoryConfig
-    from streamwarden.config.model import PipelineConfig
+    import psycopg
 
-__all__ = ["APPLICATION_NAME", "PostgresHistoryStore", "connect"]
+__all__ = ["APPLICATION_NAME", "PostgresHistorySettings", "PostgresHistoryStore", "connect"]
+
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,50}$")
+
+
+class PostgresHistorySettings(KindSettings):
+    """``[history] kind = "postgres"``: a table of a PostgreSQL database, one row per session.
+    Its password is never written in the config file but read at run time from the environment
+    variable ``password_env`` names or the file ``password_file`` names."""
+
+    extra: ClassVar[str | None] = "postgres"
+
+    kind: Literal["postgres"]
+    host: str | None = Field(default=None, min_length=1)
+    port: int = Field(default=5432, ge=1, le=65535)
+    database: str | None = Field(default=None, min_length=1)
+    user: str | None = Field(default=None, min_length=1)
+    password: str | None = None  # refused when given: shown only to say why
+    password_env: str | None = None
+    password_file: ConfigPath | None = None
+    table: str = "streamwarden_sessions"
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    #: How many recent batches' outputs the store keeps for replays (Spark replays only the
+    #: last uncommitted one; more is cheap).
+    keep_batches: int = Field(default=100, ge=2)
+
+    @field_validator("password")
+    @classmethod
+    def _no_literal_password(cls, value: str | None) -> None:
+        if value is not None:
+            raise ValueError(
+                "a password must not be written in the config file; put it in an environment "
+                "variable named by history.password_env, or in a file named by "
+                "history.password_file"
+            )
+        return None
+
+    @field_validator("table")
+    @classmethod
+    def _plain_table_name(cls, value: str) -> str:
+        if not _IDENTIFIER.match(value):
+            raise ValueError(
+                f"history.table must be a plain lower-case name (letters, digits, _), got {value!r}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _complete(self) -> PostgresHistorySettings:
+        missing = [n for n in ("host", "database", "user") if getattr(self, n) is None]
+        if missing:
+            raise ValueError(f"a postgres history store needs {', '.join(missing)}")
+        if self.password_env is not None and self.password_file is not None:
+            raise ValueError("give history.password_env or history.password_file, not both")
+        return self
+
+    def secret_password(self) -> Secret | None:
+        """The password, read now from its environment variable or file (None: none set)."""
+        if self.password_env is None and self.password_file is None:
+            return None
+        return read_secret(
+            env=self.password_env, file=self.password_file, setting="history.password"
+        )
+
 
 #: How the store's connections are named to the server (``pg_stat_activity``): a DBA can tell
 #: a pipeline's connection from others, and a test that none is left behind.
@@ -49,9 +114,11 @@ _COLUMNS = {
 assert tuple(_COLUMNS) == SESSION_FIELDS
 
 
-def connect(config: HistoryConfig) -> psycopg.Connection[Any]:
+def connect(config: PostgresHistorySettings) -> psycopg.Connection[Any]:
     """A connection to the configured database; :class:`UnreachableError` (exit 1) when the
     server does not answer or refuses the login, never showing the password."""
+    import psycopg  # the postgres extra: imported when a store is used, not when configured
+
     password = config.secret_password()
     try:
         return psycopg.connect(
@@ -80,10 +147,7 @@ def _first_line(exc: Exception, secret: str | None) -> str:
 class PostgresHistoryStore:
     """The history store in a PostgreSQL table (see the module's description)."""
 
-    settings = frozenset(
-        {"host", "port", "database", "user", "password", "password_env", "password_file",
-         "table", "connect_timeout_s", "keep_batches"}
-    )  # fmt: skip
+    settings_model = PostgresHistorySettings
 
     def __init__(self, connection: psycopg.Connection[Any], table: str, keep_batches: int) -> None:
         self._db = connection
@@ -93,38 +157,28 @@ class PostgresHistoryStore:
         self._create_tables()
 
     @staticmethod
-    def check_config(config: HistoryConfig) -> None:
-        missing = [n for n in ("host", "database", "user") if getattr(config, n) is None]
-        if missing:
-            raise ValueError(f"a postgres history store needs {', '.join(missing)}")
-        if config.password_env is not None and config.password_file is not None:
-            raise ValueError("give history.password_env or history.password_file, not both")
-
-    @staticmethod
-    def check_pipeline(config: PipelineConfig) -> None:
+    def check_outputs(settings: KindSettings, outputs: Mapping[str, KindSettings]) -> None:
         """Any sessions sink will do: the store is a table of its own."""
 
     @staticmethod
-    def check(config: PipelineConfig) -> None:
-        assert config.history is not None
-        connect(config.history).close()
+    def check(settings: KindSettings, context: RunContext, collect_urls: bool) -> None:
+        connect(_own(settings)).close()
 
     @staticmethod
-    def jars(config: PipelineConfig) -> tuple[str, ...]:
+    def jars(settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         return ()  # the driver talks to the database through psycopg
 
     @staticmethod
-    def where(config: PipelineConfig) -> str:
-        history = config.history
-        assert history is not None
+    def where(settings: KindSettings, context: RunContext) -> str:
+        history = _own(settings)
         where = f"{history.user}@{history.host}:{history.port}/{history.database}"
         return f"postgresql://{where} table {history.table}"
 
     @classmethod
-    def open(cls, config: PipelineConfig) -> PostgresHistoryStore:
-        history = config.history
-        if history is None:
-            raise ConfigError("history_lateness needs a [history] section naming the store")
+    def open(
+        cls, settings: KindSettings, context: RunContext, collect_urls: bool
+    ) -> PostgresHistoryStore:
+        history = _own(settings)
         return cls(connect(history), history.table, history.keep_batches)
 
     def _create_tables(self) -> None:
@@ -145,7 +199,7 @@ class PostgresHistoryStore:
         try:
             with self._db.transaction(), self._db.cursor() as cur:
                 yield cur
-        except psycopg.Error as exc:
+        except _psycopg().Error as exc:
             raise HistoryError(
                 f"the history store (table {self._table!r}) failed: {_first_line(exc, None)}"
             ) from None
@@ -187,7 +241,7 @@ class PostgresHistoryStore:
             cur.execute(
                 f"INSERT INTO {self._ledger} (run_id, batch_id, output) VALUES (%s, %s, %s) "
                 "ON CONFLICT DO NOTHING",
-                (run_id, batch_id, Jsonb(list(output))),
+                (run_id, batch_id, _jsonb(list(output))),
             )
             if cur.rowcount == 0:
                 return  # applied before: the same batch changes nothing twice
@@ -214,6 +268,23 @@ class PostgresHistoryStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _own(settings: KindSettings) -> PostgresHistorySettings:
+    assert isinstance(settings, PostgresHistorySettings)  # the registry chose this kind by it
+    return settings
+
+
+def _psycopg() -> Any:
+    import psycopg
+
+    return psycopg
+
+
+def _jsonb(value: object) -> Any:
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(value)
 
 
 HISTORY_KINDS.register("postgres", PostgresHistoryStore)

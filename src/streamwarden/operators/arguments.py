@@ -35,7 +35,7 @@ def check_duration(
     if isinstance(value, str):
         hint = (
             f"; to read a config string such as {value!r}, use "
-            f"streamwarden.config.units.parse_duration({value!r})"
+            f"streamwarden.settings.units.parse_duration({value!r})"
         )
     raise error(
         f"{name} must be a datetime.timedelta such as {example}{also}, got {shown(value)}{hint}"

@@ -3,8 +3,10 @@ need from an operator, and the registry that finds one by the config's ``operato
 
 An operator is one object (:class:`Operator`) in its own package, registered at the end of
 its module with ``OPERATORS.register`` (and imported by ``streamwarden.operators``). Its
-config section is ``[<name>]``, a model in ``config.sections`` that also declares the
-operator's outputs (:class:`~streamwarden.config.sections.OperatorSection`), checked at load.
+config section is ``[<name>]``, validated by the operator's own model (``settings_model``, an
+:class:`~streamwarden.operators.settings.OperatorSettings` in ``<name>/settings.py``), which
+also declares the operator's outputs, checked at load against ``[sinks.<output>]``. An operator
+reads the pipeline through :class:`PipelineView`, never the config's type.
 Everything else about the operator is here: its step over the source's records, its per-batch
 stats, its watermark delay and drain horizon, what its checkpoint's state depends on, and how
 its outputs account for the records that went in. Nothing outside its package branches on the
@@ -16,17 +18,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from streamwarden.errors import ConfigError
+from streamwarden.operators.settings import OperatorSettings
 from streamwarden.registry import Registry
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
 from streamwarden.sinks.base import STANDALONE, OutputShape, open_sink
 from streamwarden.sinks.writer import BatchWriter, Prepare
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from streamwarden.config.model import PipelineConfig
 
 __all__ = [
     "OPERATORS",
@@ -36,6 +41,7 @@ __all__ = [
     "Operator",
     "OperatorStep",
     "Outputs",
+    "PipelineView",
     "WithBadFiles",
     "account_run",
     "operator_of",
@@ -55,7 +61,7 @@ class BatchStats(Protocol):
         ...
 
     def output_counts(self) -> dict[str, int]:
-        """Rows written per output (``OperatorSection.all_outputs``), dead letters aside."""
+        """Rows written per output (``OperatorSettings.all_outputs``), dead letters aside."""
         ...
 
 
@@ -86,37 +92,69 @@ Outputs = Mapping[str, "DataFrame | None"]
 Batches = Sequence[BatchStats]
 
 
+class PipelineView(Protocol):
+    """What an operator reads of its pipeline: its own section, validation's settings, the
+    source's and history store's settings (for what they change in its outputs) and the run's
+    context (the outputs' sinks among it). The pipeline config meets it."""
+
+    @property
+    def operator(self) -> str: ...
+
+    @property
+    def section(self) -> OperatorSettings: ...
+
+    @property
+    def fields(self) -> FieldNames: ...
+
+    @property
+    def validation(self) -> ValidationConfig: ...
+
+    @property
+    def source(self) -> KindSettings: ...
+
+    @property
+    def history(self) -> KindSettings | None: ...
+
+    @property
+    def context(self) -> RunContext: ...
+
+
 class Operator(Protocol):
     """One stateful operator of a pipeline, selected by ``operator = <name>``."""
 
     #: The config's ``operator`` value, and the name of its config section.
     name: str
+
+    #: The model of its ``[<name>]`` section, which declares its outputs.
+    @property
+    def settings_model(self) -> type[OperatorSettings]: ...
+
     #: Why a change of :meth:`state_identity` is refused, and what the old state holds.
     state_change: str
 
-    def idle_timeout(self, config: PipelineConfig) -> timedelta | None:
+    def idle_timeout(self, config: PipelineView) -> timedelta | None:
         """How long quiet input waits before the idle ticker moves event time (None: off)."""
         ...
 
-    def watermark_delay(self, config: PipelineConfig) -> timedelta:
+    def watermark_delay(self, config: PipelineView) -> timedelta:
         """The watermark is the latest event time minus this."""
         ...
 
-    def drain_horizon(self, config: PipelineConfig) -> timedelta:
+    def drain_horizon(self, config: PipelineView) -> timedelta:
         """How far past the latest event time every state of the operator has expired."""
         ...
 
-    def state_identity(self, config: PipelineConfig) -> dict[str, Any]:
+    def state_identity(self, config: PipelineView) -> dict[str, Any]:
         """What the layout of the operator's stored state depends on (beyond its name): a
         checkpoint written under one identity is refused under another."""
         ...
 
-    def check(self, config: PipelineConfig) -> None:
+    def check(self, config: PipelineView) -> None:
         """Checks what the config model cannot (e.g. a pattern's structure) before Spark
         starts; raises :class:`~streamwarden.errors.ConfigError`."""
         ...
 
-    def build_step(self, config: PipelineConfig, records: DataFrame) -> OperatorStep:
+    def build_step(self, config: PipelineView, records: DataFrame) -> OperatorStep:
         """The operator over ``records`` (one ``raw`` string column and the tick marker)."""
         ...
 
@@ -135,7 +173,7 @@ Select = Callable[["DataFrame"], "DataFrame"]
 
 
 def writer_for(
-    config: PipelineConfig,
+    config: PipelineView,
     selectors: Mapping[str, Select],
     shapes: Mapping[str, OutputShape] | None = None,
     prepare: Prepare | None = None,
@@ -144,34 +182,37 @@ def writer_for(
     ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks from the batch's
     output (after ``prepare``, if given), whose shape is ``shapes[name]`` (an output not named
     there is rows that each stand alone)."""
-    configured = config.sinks.configured()
+    context = config.context
     shapes = shapes or {}
     return BatchWriter(
         [
-            (open_sink(name, config, shapes.get(name, STANDALONE)), select)
+            (open_sink(name, context, shapes.get(name, STANDALONE)), select)
             for name, select in selectors.items()
-            if name in configured
+            if name in context.outputs
         ],
         prepare,
     )
 
 
-#: The operators, by the name ``operator`` gives; each registers itself in its own module.
-OPERATORS: Registry[Operator] = Registry("operator", "operators")
+#: The operators, by the name ``operator`` gives (``sessions`` when none is); each registers
+#: itself in its own module.
+OPERATORS: Registry[Operator] = Registry("operator", "operators", default="sessions")
 
 
 def account_run(
-    spark: SparkSession, config: PipelineConfig, records: int, batches: Batches = ()
+    spark: SparkSession, config: PipelineView, records: int, batches: Batches = ()
 ) -> Accounting:
     """Reconciles the outputs of ``config``'s pipeline, read back from every configured sink,
     with the ``records`` that went in."""
-    outputs = {name: open_sink(name, config).read(spark) for name in config.sinks.configured()}
+    context = config.context
+    outputs = {name: open_sink(name, context).read(spark) for name in context.outputs}
     accounting = operator_of(config).account(outputs, records, batches)
-    if config.source.kind != "files" or config.source.path is None:
+    landing = getattr(config.source, "path", None)  # a source with a landing folder
+    if not isinstance(landing, Path):
         return accounting
     from streamwarden.sources.landing_guard import bad_files
 
-    bad = bad_files(config.source.path)
+    bad = bad_files(landing)
     if not bad:
         return accounting
     counts = [b.records for b in bad]
@@ -208,7 +249,7 @@ class WithBadFiles:
         )
 
 
-def operator_of(config: PipelineConfig) -> Operator:
+def operator_of(config: PipelineView) -> Operator:
     """The operator a config selects (the config model has checked that it exists)."""
     try:
         return OPERATORS[config.operator]

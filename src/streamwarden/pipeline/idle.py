@@ -126,7 +126,11 @@ def read_records(spark: SparkSession, config: PipelineConfig, ticks_dir: Path) -
     column with the stream it came from."""
     from pyspark.sql import functions as F
 
-    records = source_of(config.source).read(spark, config).withColumn(TICK_SOURCE, F.lit(False))
+    records = (
+        source_of(config.source)
+        .read(spark, config.source, config.context)
+        .withColumn(TICK_SOURCE, F.lit(False))
+    )
     return records.unionByName(read_ticks(spark, ticks_dir), allowMissingColumns=True)
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from streamwarden.config import PipelineConfig, load_config, parse_config
 from streamwarden.config.loader import invalid_config
-from streamwarden.config.spark_settings import check_master
 from streamwarden.errors import ConfigError, UsageError
+from streamwarden.settings.spark_settings import check_master
 
 __all__ = [
     "check_with_operator",

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
-from streamwarden.config.units import format_duration
 from streamwarden.errors import UsageError
+from streamwarden.settings.units import format_duration
+from streamwarden.sinks.delta import DeltaSinkSettings, delta_target
 from streamwarden.sinks.delta_table import DeltaTarget
 
 if TYPE_CHECKING:
@@ -63,9 +64,9 @@ class TableUpkeep:
 def delta_targets(config: PipelineConfig) -> dict[str, DeltaTarget]:
     """The Delta tables a pipeline writes, by sink name."""
     return {
-        name: DeltaTarget(path=sink.path, table=sink.table)
-        for name, sink in config.sinks.configured().items()
-        if sink.kind == "delta"
+        name: delta_target(sink)
+        for name, sink in config.sinks.items()
+        if isinstance(sink, DeltaSinkSettings)
     }
 
 

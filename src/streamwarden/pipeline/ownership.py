@@ -84,8 +84,8 @@ def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str
 
 
 def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
-    for name, sink in config.sinks.configured().items():
-        written = open_sink(name, config).written_batches()
+    for name, sink in config.sinks.items():
+        written = open_sink(name, config.context).written_batches()
         if written and (planned is None or max(written) > planned):
             state = (
                 "has planned no batch yet"

@@ -112,7 +112,7 @@ class Pipeline:
 
     def _sweep(self, result: RunResult) -> None:
         """Moves aside input Spark cannot read exactly once, before Spark lists it."""
-        for line in source_of(self.config.source).sweep(self.config):
+        for line in source_of(self.config.source).sweep(self.config.source, self.config.context):
             result.set_aside.append(line)
             self._warn(line)
 
@@ -358,7 +358,7 @@ class Pipeline:
 
     def _run(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
         result = RunResult()
-        source_of(self.config.source).before_start(self.config)
+        source_of(self.config.source).before_start(self.config.source, self.config.context)
         self._prune_ticks_log()
         self._sweep(result)
         query = self.start(once=attempt.once)
@@ -431,7 +431,7 @@ class Pipeline:
             result.add(progress, stats)
             if attempt.on_progress is not None:
                 attempt.on_progress(progress, stats)
-            source_of(self.config.source).after_batch(self.config)
+            source_of(self.config.source).after_batch(self.config.source, self.config.context)
             self._prune_ticks_log()
             if ticker is not None:
                 ticker.observe(

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from streamwarden.pipeline.bisect import find_culprits
 from streamwarden.pipeline.quarantine import QuarantinedRecord, record_digest
 from streamwarden.sources.base import source_of
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
-    from streamwarden.pipeline.runner import Pipeline
+    from streamwarden.config.model import PipelineConfig
+    from streamwarden.operators.base import OperatorStep
 
 __all__ = ["BatchTrial"]
 
@@ -46,10 +48,24 @@ class _TrialWriter:
         raise _TrialOver(f"trial of batch {self.batch} over")
 
 
+class TrialHost(Protocol):
+    """What a trial needs of the pipeline whose batch it tries (the runner's ``Pipeline``)."""
+
+    @property
+    def config(self) -> PipelineConfig: ...
+
+    @property
+    def spark(self) -> SparkSession: ...
+
+    def build_step(self, *, also_quarantined: Sequence[QuarantinedRecord] = ()) -> OperatorStep:
+        """The pipeline's step, with ``also_quarantined`` set aside as poison."""
+        ...
+
+
 class BatchTrial:
     """Trials of the failed ``batch`` of ``pipeline``, whose failure was ``cause``."""
 
-    def __init__(self, pipeline: Pipeline, batch: int, cause: str) -> None:
+    def __init__(self, pipeline: TrialHost, batch: int, cause: str) -> None:
         self.pipeline = pipeline
         self.batch = batch
         self.cause = cause
@@ -68,7 +84,9 @@ class BatchTrial:
         from pyspark.sql import functions as F
 
         config = self.pipeline.config
-        frame = source_of(config.source).batch_input(self.pipeline.spark, config, self.batch)
+        frame = source_of(config.source).batch_input(
+            self.pipeline.spark, config.source, config.context, self.batch
+        )
         rows = frame.select(record_digest(F.col("raw")).alias("d")).distinct().collect()
         return sorted(str(r["d"]) for r in rows)
 

@@ -3,25 +3,27 @@
 A sink kind is one module beside this one: a class that meets :class:`BatchSink` and, through
 its class attributes and class methods, :class:`SinkKind`, registered at the end of the module
 (imported by ``streamwarden.sinks``), such as ``SINK_KINDS.register("parquet",
-ParquetBatchSink)``. The config checks each
-``kind`` against the registry when it is loaded, and the operators open their sinks through
-:func:`open_sink`; nothing else names a kind. This module imports neither pyspark nor the config
-at run time, so that the config (one layer up) can use the registry.
+ParquetBatchSink)``. Each kind declares its own settings model (``settings_model``, a
+:class:`~streamwarden.settings.base.KindSettings` whose ``kind`` is the kind's name): the
+config validates each ``[sinks.<output>]`` section with the model its ``kind`` selects, and a
+kind receives only its own settings and the run's
+:class:`~streamwarden.settings.context.RunContext`. The operators open their sinks through
+:func:`open_sink`; nothing else names a kind. This module imports neither pyspark nor the config,
+so that the config (layers up) can assemble itself from the registry.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from streamwarden.registry import Registry
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from streamwarden.config.model import PipelineConfig, SinkConfig
 
 __all__ = [
     "SINK_KINDS",
@@ -30,7 +32,6 @@ __all__ = [
     "OutputShape",
     "SinkKind",
     "open_sink",
-    "pipeline_id",
     "sink_kind",
 ]
 
@@ -98,60 +99,50 @@ class BatchSink(Protocol):
 
 
 class SinkKind(Protocol):
-    """One kind of sink: what its config section may hold, what it needs before a run, and
-    how to open one."""
+    """One kind of sink: its settings model, what it needs before a run, and how to open one.
+    Each method receives the kind's own settings (an instance of ``settings_model``) and the
+    run's context, never the whole config."""
 
-    #: The ``[sinks.<name>]`` settings this kind reads (besides ``kind``); any other one given
-    #: is a config error.
-    settings: frozenset[str]
-    #: Top-level config sections this kind needs (``"kafka"``: the cluster's connection).
-    sections: frozenset[str]
+    #: The model of a ``[sinks.<output>]`` section of this kind.
+    @property
+    def settings_model(self) -> type[KindSettings]: ...
 
-    def check_config(self, config: SinkConfig) -> None:
-        """Raises ValueError if the settings do not fit together (checked at load, no I/O)."""
-        ...
-
-    def check(self, name: str, config: PipelineConfig) -> None:
+    def check(self, name: str, settings: KindSettings, context: RunContext) -> None:
         """Checks, before Spark starts, that the sink ``name`` can be written (e.g. its topic
         exists); raises a :class:`~streamwarden.errors.StreamwardenError` saying what to do."""
         ...
 
-    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+    def jars(self, settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         """JVM jars Spark needs for this kind of sink, beyond the engine's."""
         ...
 
-    def spark_conf(self, config: PipelineConfig) -> Mapping[str, str]:
+    def spark_conf(self, settings: KindSettings, context: RunContext) -> Mapping[str, str]:
         """Settings the SparkSession must start with for this kind (static ones, such as a
         session extension); ``[spark.conf]`` may override them."""
         ...
 
-    def where(self, config: SinkConfig) -> str:
+    def where(self, settings: KindSettings) -> str:
         """Where a sink of this kind writes, as a run's start-up line shows it."""
         ...
 
-    def open(self, name: str, config: PipelineConfig, shape: OutputShape) -> BatchSink:
-        """The sink ``[sinks.<name>]`` of ``config``, for rows of ``shape``."""
+    def open(
+        self, name: str, settings: KindSettings, context: RunContext, shape: OutputShape
+    ) -> BatchSink:
+        """The sink of output ``name``, for rows of ``shape``."""
         ...
 
 
-#: The sink kinds, by the name ``[sinks.<name>] kind`` gives.
-SINK_KINDS: Registry[SinkKind] = Registry("sink kind", "kinds")
+#: The sink kinds, by the name ``[sinks.<name>] kind`` gives (``parquet`` when none is given).
+SINK_KINDS: Registry[SinkKind] = Registry("sink kind", "kinds", default="parquet")
 
 
-def sink_kind(config: SinkConfig) -> SinkKind:
+def sink_kind(settings: KindSettings) -> SinkKind:
     """The kind of sink a ``[sinks.<name>]`` section configures."""
-    return SINK_KINDS[config.kind]
+    return SINK_KINDS[settings.kind]
 
 
-def open_sink(name: str, config: PipelineConfig, shape: OutputShape = STANDALONE) -> BatchSink:
-    """The sink ``name`` of a pipeline, as its ``[sinks.<name>]`` section configures it. The
-    ``shape`` matters only to write: reading back and listing written batches need none."""
-    return sink_kind(config.sinks.configured()[name]).open(name, config, shape)
-
-
-def pipeline_id(config: PipelineConfig) -> str:
-    """An identity of the pipeline that stays the same across its runs: its name and its
-    checkpoint's path (one pipeline per checkpoint), so that two pipelines never share one.
-    Transactional sinks record it with each batch they commit."""
-    where = hashlib.sha256(str(config.checkpoint.path.resolve()).encode()).hexdigest()[:12]
-    return f"streamwarden.{config.name}.{where}"
+def open_sink(name: str, context: RunContext, shape: OutputShape = STANDALONE) -> BatchSink:
+    """The sink of output ``name`` of a run, as its ``[sinks.<name>]`` section configures it.
+    The ``shape`` matters only to write: reading back and listing written batches need none."""
+    settings = context.outputs[name]
+    return sink_kind(settings).open(name, settings, context, shape)

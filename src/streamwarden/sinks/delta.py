@@ -2,11 +2,11 @@
 transaction identifiers.
 
 Each batch with rows is one Delta commit that records the pipeline's identity and the batch id
-as a transaction (``txnAppId`` = :func:`~streamwarden.sinks.base.pipeline_id`, ``txnVersion`` =
-the batch id). Delta itself skips a commit of an application whose version it already holds,
-so a batch replayed after a crash is never committed twice, whatever the point of the crash;
-the sink also reads the table's log once per run and skips such a batch without computing it.
-A batch without rows makes no commit.
+as a transaction (``txnAppId`` = :func:`~streamwarden.settings.context.pipeline_id`,
+``txnVersion`` = the batch id). Delta itself skips a commit of an application whose version it
+already holds, so a batch replayed after a crash is never committed twice, whatever the point of
+the crash; the sink also reads the table's log once per run and skips such a batch without
+computing it. A batch without rows makes no commit.
 
 - Outputs whose rows stand alone (dead letters, matches) are appended
   (``.option("txnAppId"...)``).
@@ -25,10 +25,15 @@ evolution). Upkeep (OPTIMIZE, VACUUM): ``streamwarden maintain``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Literal
 
+from pydantic import Field, model_validator
+
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
+from streamwarden.settings.types import ConfigFolder
 from streamwarden.sinks import delta_log
-from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape, pipeline_id
+from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape
 from streamwarden.sinks.delta_table import DeltaTarget, date_column, require_delta
 
 if TYPE_CHECKING:
@@ -36,20 +41,46 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
 
-    from streamwarden.config.model import PipelineConfig, SinkConfig
-
-__all__ = ["TXN_APP_ID", "TXN_VERSION", "DeltaBatchSink", "latest_rows"]
+__all__ = [
+    "TXN_APP_ID",
+    "TXN_VERSION",
+    "DeltaBatchSink",
+    "DeltaSinkSettings",
+    "delta_target",
+    "latest_rows",
+]
 
 #: Delta's session settings that make a MERGE (or any write) an idempotent transaction.
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 
 
+class DeltaSinkSettings(KindSettings):
+    """``[sinks.<output>] kind = "delta"``: a Delta Lake table, at ``path`` or the metastore's
+    ``table``, one commit per batch."""
+
+    extra: ClassVar[str | None] = "delta"
+
+    kind: Literal["delta"]
+    path: ConfigFolder | None = None
+    table: str | None = Field(default=None, min_length=1)
+    #: ``latest``: one row per key (a session's latest revision, by MERGE); ``all``: every row
+    #: appended (every revision). Outputs whose rows are not revisions are always appended.
+    keep: Literal["latest", "all"] = "latest"
+    #: ``date``: partitioned by the date of the output's time column; ``off``: not partitioned.
+    partition_by: Literal["date", "off"] = "date"
+
+    @model_validator(mode="after")
+    def _one_place(self) -> DeltaSinkSettings:
+        if (self.path is None) == (self.table is None):
+            raise ValueError("a delta sink needs a path or a table (one of them)")
+        return self
+
+
 class DeltaBatchSink:
     """Writes each micro-batch's rows to a Delta table in one commit, exactly once."""
 
-    settings = frozenset({"path", "table", "keep", "partition_by"})
-    sections = frozenset[str]()
+    settings_model = DeltaSinkSettings
 
     def __init__(
         self,
@@ -73,42 +104,41 @@ class DeltaBatchSink:
         self._committed: int | None = None
 
     @staticmethod
-    def check_config(config: SinkConfig) -> None:
-        if (config.path is None) == (config.table is None):
-            raise ValueError("a delta sink needs a path or a table (one of them)")
-
-    @staticmethod
-    def check(name: str, config: PipelineConfig) -> None:
+    def check(name: str, settings: KindSettings, context: RunContext) -> None:
         """Nothing to reach before a run: the table is made by the first batch with rows."""
 
     @staticmethod
-    def jars(config: PipelineConfig) -> tuple[str, ...]:
+    def jars(settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         from streamwarden.spark.delta import delta_jars
 
         return delta_jars()
 
     @staticmethod
-    def spark_conf(config: PipelineConfig) -> Mapping[str, str]:
+    def spark_conf(settings: KindSettings, context: RunContext) -> Mapping[str, str]:
         from streamwarden.spark.delta import delta_session_conf
 
-        return delta_session_conf(config.spark.master, config.spark.shuffle_partitions)
+        return delta_session_conf(context.spark_master, context.shuffle_partitions)
 
     @staticmethod
-    def where(config: SinkConfig) -> str:
-        return _target(config).describe()
+    def where(settings: KindSettings) -> str:
+        return delta_target(settings).describe()
 
     @classmethod
     def open(
-        cls, name: str, config: PipelineConfig, shape: OutputShape = STANDALONE
+        cls,
+        name: str,
+        settings: KindSettings,
+        context: RunContext,
+        shape: OutputShape = STANDALONE,
     ) -> DeltaBatchSink:
-        sink = config.sinks.configured()[name]
+        assert isinstance(settings, DeltaSinkSettings)  # the registry chose this kind by it
         return cls(
             name,
-            _target(sink),
-            pipeline_id(config),
+            delta_target(settings),
+            context.pipeline_id,
             shape,
-            latest=sink.keep == "latest",
-            partitioned=sink.partition_by == "date",
+            latest=settings.keep == "latest",
+            partitioned=settings.partition_by == "date",
         )
 
     def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
@@ -229,8 +259,10 @@ def _upsert(shape: OutputShape) -> str:
     return f"`{shape.revision}` IS NOT NULL"
 
 
-def _target(config: SinkConfig) -> DeltaTarget:
-    return DeltaTarget(path=config.path, table=config.table)
+def delta_target(settings: KindSettings) -> DeltaTarget:
+    """The table a delta sink's settings name."""
+    assert isinstance(settings, DeltaSinkSettings)  # the registry chose this kind by it
+    return DeltaTarget(path=settings.path, table=settings.table)
 
 
 SINK_KINDS.register("delta", DeltaBatchSink)

@@ -32,10 +32,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from streamwarden.errors import ConfigError, SinkError
+from pydantic import Field
+
+from streamwarden.errors import SinkError
 from streamwarden.kafka.cluster import QUIET, error_text, require_topics
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
 from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape
 
 if TYPE_CHECKING:
@@ -44,10 +48,9 @@ if TYPE_CHECKING:
     from confluent_kafka import Producer, TopicPartition
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from streamwarden.config.kafka import KafkaConfig
-    from streamwarden.config.model import PipelineConfig, SinkConfig
+    from streamwarden.settings.kafka import KafkaConfig
 
-__all__ = ["BATCH_HEADER", "ID_HEADER", "KafkaBatchSink", "read_topic"]
+__all__ = ["BATCH_HEADER", "ID_HEADER", "KafkaBatchSink", "KafkaSinkSettings", "read_topic"]
 
 BATCH_HEADER = "streamwarden-batch"
 ID_HEADER = "streamwarden-id"
@@ -58,11 +61,23 @@ _KEY_COLUMNS = ("key", "user_id")
 _TIMEOUT_S = 60.0
 
 
+class KafkaSinkSettings(KindSettings):
+    """``[sinks.<output>] kind = "kafka"``: a topic of the ``[kafka]`` cluster."""
+
+    connections: ClassVar[frozenset[str]] = frozenset({"kafka"})
+    extra: ClassVar[str | None] = "kafka"
+
+    kind: Literal["kafka"]
+    #: The topic the output's rows are written to (it must exist).
+    topic: str = Field(min_length=1)
+    #: The producer's ``transactional.id``; by default stable for the pipeline and the output.
+    transactional_id: str | None = Field(default=None, min_length=1)
+
+
 class KafkaBatchSink:
     """Writes each micro-batch's rows to ``topic`` in one Kafka transaction, exactly once."""
 
-    settings = frozenset({"topic", "transactional_id"})
-    sections = frozenset({"kafka"})
+    settings_model = KafkaSinkSettings
 
     def __init__(
         self,
@@ -85,44 +100,43 @@ class KafkaBatchSink:
         self._committed = -1
 
     @staticmethod
-    def check_config(config: SinkConfig) -> None:
-        if config.topic is None:
-            raise ValueError("a kafka sink needs a topic")
-
-    @staticmethod
-    def check(name: str, config: PipelineConfig) -> None:
-        kafka = _cluster(config)
-        topic = config.sinks.configured()[name].topic
-        assert topic is not None  # check_config
+    def check(name: str, settings: KindSettings, context: RunContext) -> None:
+        kafka = context.require_kafka("a kafka sink")
         require_topics(
-            kafka.librdkafka_options(), (topic,), kafka.connect_timeout_s, f"sinks.{name}.topic"
+            kafka.librdkafka_options(),
+            (_topic(settings),),
+            kafka.connect_timeout_s,
+            f"sinks.{name}.topic",
         )
 
     @staticmethod
-    def jars(config: PipelineConfig) -> tuple[str, ...]:
+    def jars(settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         from streamwarden.kafka.jars import connector_jars
 
         return connector_jars()  # reading the topic back (accounting) uses Spark's reader
 
     @staticmethod
-    def spark_conf(config: PipelineConfig) -> Mapping[str, str]:
+    def spark_conf(settings: KindSettings, context: RunContext) -> Mapping[str, str]:
         return {}
 
     @staticmethod
-    def where(config: SinkConfig) -> str:
-        return f"kafka topic {config.topic}"
+    def where(settings: KindSettings) -> str:
+        return f"kafka topic {_topic(settings)}"
 
     @classmethod
     def open(
-        cls, name: str, config: PipelineConfig, shape: OutputShape = STANDALONE
+        cls,
+        name: str,
+        settings: KindSettings,
+        context: RunContext,
+        shape: OutputShape = STANDALONE,
     ) -> KafkaBatchSink:
-        sink = config.sinks.configured()[name]
-        assert sink.topic is not None  # check_config
+        assert isinstance(settings, KafkaSinkSettings)  # the registry chose this kind by it
         return cls(
             name,
-            sink.topic,
-            _cluster(config),
-            sink.transactional_id or _default_id(config, name),
+            _topic(settings),
+            context.require_kafka("a kafka sink"),
+            settings.transactional_id or _default_id(context, name),
             shape,
         )
 
@@ -347,17 +361,16 @@ def read_topic(spark: SparkSession, kafka: KafkaConfig, topic: str, schema: str)
     )
 
 
-def _default_id(config: PipelineConfig, name: str) -> str:
+def _default_id(context: RunContext, name: str) -> str:
     """Stable for a pipeline and a sink: its name and its checkpoint's path (one pipeline per
     checkpoint), so two pipelines never fence each other."""
-    where = hashlib.sha256(str(config.checkpoint.path.resolve()).encode()).hexdigest()[:12]
-    return f"streamwarden.{config.name}.{name}.{where}"
+    where = hashlib.sha256(str(context.checkpoint.resolve()).encode()).hexdigest()[:12]
+    return f"streamwarden.{context.name}.{name}.{where}"
 
 
-def _cluster(config: PipelineConfig) -> KafkaConfig:
-    if config.kafka is None:  # the config model refuses this; a hand-built config may not
-        raise ConfigError("a kafka sink needs a [kafka] section")
-    return config.kafka
+def _topic(settings: KindSettings) -> str:
+    assert isinstance(settings, KafkaSinkSettings)  # the registry chose this kind by it
+    return settings.topic
 
 
 SINK_KINDS.register("kafka", KafkaBatchSink)

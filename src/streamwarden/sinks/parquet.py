@@ -13,8 +13,11 @@ import re
 import shutil
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
+from streamwarden.settings.types import ConfigFolder
 from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape
 
 if TYPE_CHECKING:
@@ -22,9 +25,13 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
 
-    from streamwarden.config.model import PipelineConfig, SinkConfig
-
-__all__ = ["ParquetBatchSink", "batch_dir_name", "read_output"]
+__all__ = [
+    "ParquetBatchSink",
+    "ParquetSinkSettings",
+    "batch_dir_name",
+    "parquet_folder",
+    "read_output",
+]
 
 _STAGING = "_staging"
 _BATCH_DIR = re.compile(r"^batch_id=(\d+)$")
@@ -41,45 +48,49 @@ def read_output(spark: SparkSession, path: Path) -> DataFrame | None:
     return spark.read.parquet(str(path))
 
 
+class ParquetSinkSettings(KindSettings):
+    """``[sinks.<output>] kind = "parquet"`` (the default): a folder of batches."""
+
+    kind: Literal["parquet"] = "parquet"
+    #: The folder the output's batches are written to.
+    path: ConfigFolder
+
+
 class ParquetBatchSink:
     """Writes each micro-batch's rows to ``path/batch_id=N`` exactly once."""
 
-    settings = frozenset({"path"})
-    sections = frozenset[str]()
+    settings_model = ParquetSinkSettings
 
     def __init__(self, name: str, path: Path) -> None:
         self.name = name
         self.path = path
 
     @staticmethod
-    def check_config(config: SinkConfig) -> None:
-        if config.path is None:
-            raise ValueError("a parquet sink needs a path")
-
-    @staticmethod
-    def check(name: str, config: PipelineConfig) -> None:
+    def check(name: str, settings: KindSettings, context: RunContext) -> None:
         """Nothing to check before a run: the folder is made by the first batch."""
 
     @staticmethod
-    def jars(config: PipelineConfig) -> tuple[str, ...]:
+    def jars(settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         return ()
 
     @staticmethod
-    def spark_conf(config: PipelineConfig) -> Mapping[str, str]:
+    def spark_conf(settings: KindSettings, context: RunContext) -> Mapping[str, str]:
         return {}
 
     @staticmethod
-    def where(config: SinkConfig) -> str:
-        return str(config.path)
+    def where(settings: KindSettings) -> str:
+        return str(_own(settings).path)
 
     @classmethod
     def open(
-        cls, name: str, config: PipelineConfig, shape: OutputShape = STANDALONE
+        cls,
+        name: str,
+        settings: KindSettings,
+        context: RunContext,
+        shape: OutputShape = STANDALONE,
     ) -> ParquetBatchSink:
         """Every row is kept as written: the shape does not matter to a folder of batches."""
-        path = config.sinks.configured()[name].path
-        assert path is not None  # check_config
-        return cls(name, path)
+        return cls(name, _own(settings).path)
 
     def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
         final = self.path / batch_dir_name(batch_id)
@@ -102,6 +113,16 @@ class ParquetBatchSink:
 
     def read(self, spark: SparkSession) -> DataFrame | None:
         return read_output(spark, self.path)
+
+
+def _own(settings: KindSettings) -> ParquetSinkSettings:
+    assert isinstance(settings, ParquetSinkSettings)  # the registry chose this kind by it
+    return settings
+
+
+def parquet_folder(settings: KindSettings) -> Path:
+    """The folder of a parquet sink's settings (an AssertionError for another kind)."""
+    return _own(settings).path
 
 
 def _row_count(folder: Path) -> int:

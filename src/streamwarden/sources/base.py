@@ -5,9 +5,11 @@ input record, the original record kept for dead letters) and, if it knows them, 
 event time and position (:data:`SOURCE_TIME`, :data:`SOURCE_POSITION`); the pipeline adds the
 idle ticks beside it (``pipeline.idle``), whatever the source, so that event time moves when
 the input is quiet (lesson L2). A source kind is one module beside this one, registered at its
-end with ``SOURCE_KINDS.register`` (and imported by ``streamwarden.sources``). The config checks
-``kind`` against the registry when it is loaded. This module imports neither pyspark nor the
-config at run time, so that the config (one layer up) can use the registry.
+end with ``SOURCE_KINDS.register`` (and imported by ``streamwarden.sources``), with its own
+settings model (``settings_model``, whose ``kind`` is the kind's name): the config validates
+``[source]`` with the model its ``kind`` selects, and the source receives only those settings
+and the run's :class:`~streamwarden.settings.context.RunContext`. This module imports neither
+pyspark nor the config, so that the config (layers up) can assemble itself from the registry.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from streamwarden.registry import Registry
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from streamwarden.config.model import PipelineConfig, SourceConfig
 
 __all__ = ["SOURCE_KINDS", "SOURCE_POSITION", "SOURCE_TIME", "Source", "source_of"]
 
@@ -36,67 +38,64 @@ class Source(Protocol):
 
     #: What a run would do if the source's identity changed under a checkpoint.
     change_effect: str
-    #: The ``[source]`` settings this kind reads (besides ``kind``); any other one given is a
-    #: config error, so that a setting of another kind is never silently ignored.
-    settings: frozenset[str]
-    #: Top-level config sections this kind needs (``"kafka"``: the cluster's connection).
-    sections: frozenset[str]
 
-    def check_config(self, config: SourceConfig) -> None:
-        """Raises ValueError if the settings do not fit together (checked at load, no I/O)."""
-        ...
+    #: The model of ``[source]`` for this kind (a setting of another kind is refused at load).
+    @property
+    def settings_model(self) -> type[KindSettings]: ...
 
-    def check(self, config: PipelineConfig) -> None:
+    def check(self, settings: KindSettings, context: RunContext) -> None:
         """Checks, before Spark starts, that the source can be read (a landing folder exists; a
         broker answers and has the topics); raises a
         :class:`~streamwarden.errors.StreamwardenError` that says what to do."""
         ...
 
-    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+    def jars(self, settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         """JVM jars Spark needs for this source, beyond the engine's."""
         ...
 
-    def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
+    def read(self, spark: SparkSession, settings: KindSettings, context: RunContext) -> DataFrame:
         """A streaming DataFrame with a ``raw`` string column, one row per input record, and
         optionally :data:`SOURCE_TIME` and :data:`SOURCE_POSITION`; raises
         :class:`~streamwarden.errors.SourceError` if the source cannot be read."""
         ...
 
-    def batch_input(self, spark: SparkSession, config: PipelineConfig, batch: int) -> DataFrame:
+    def batch_input(
+        self, spark: SparkSession, settings: KindSettings, context: RunContext, batch: int
+    ) -> DataFrame:
         """The records of the planned ``batch`` read again, as a bounded DataFrame shaped as
         :meth:`read`'s: what the supervisor's bisection splits (from the checkpoint's offsets
         and the source's own log, which say exactly what the batch holds)."""
         ...
 
-    def before_start(self, config: PipelineConfig) -> None:
+    def before_start(self, settings: KindSettings, context: RunContext) -> None:
         """Checks and upkeep of the source's part of the checkpoint that matter only when a
         query starts (each attempt of a run, before Spark replays a planned batch); raises a
         :class:`~streamwarden.errors.StreamwardenError` if the query must not start."""
         ...
 
-    def after_batch(self, config: PipelineConfig) -> None:
+    def after_batch(self, settings: KindSettings, context: RunContext) -> None:
         """Upkeep of the source's part of the checkpoint after each batch of a run (e.g.
         pruning a log Spark has just compacted); it must cost little when there is none."""
         ...
 
-    def sweep(self, config: PipelineConfig) -> list[str]:
+    def sweep(self, settings: KindSettings, context: RunContext) -> list[str]:
         """Moves aside input that Spark cannot read exactly once (before the query starts and
         on every poll of a continuous run); returns one warning line per thing moved. Called
         often: it must cost little when nothing new arrived."""
         ...
 
-    def where(self, config: SourceConfig) -> str:
+    def where(self, settings: KindSettings) -> str:
         """Where the source reads, as a run's start-up line shows it."""
         ...
 
-    def advice(self, config: SourceConfig, cause: str) -> str | None:
+    def advice(self, settings: KindSettings, cause: str) -> str | None:
         """What to do about a failed batch whose ``cause`` (Spark's message) is the source's
         to explain, or None. A failure a source explains is records gone from it for good
         (retention, a deleted file): the supervisor does not restart it, as the same batch
         would fail again until a person decides."""
         ...
 
-    def identity(self, config: SourceConfig) -> dict[str, str]:
+    def identity(self, settings: KindSettings) -> dict[str, str]:
         """What the checkpoint's offsets depend on (where the source reads, and how): a
         checkpoint that has read one identity is refused under another
         (``pipeline.ownership``), since its offsets would mean other records there."""
@@ -107,10 +106,10 @@ class Source(Protocol):
         ...
 
 
-#: The source kinds, by the name ``[source] kind`` gives.
-SOURCE_KINDS: Registry[Source] = Registry("source kind", "kinds")
+#: The source kinds, by the name ``[source] kind`` gives (``files`` when none is given).
+SOURCE_KINDS: Registry[Source] = Registry("source kind", "kinds", default="files")
 
 
-def source_of(config: SourceConfig) -> Source:
+def source_of(settings: KindSettings) -> Source:
     """The source ``[source]`` configures."""
-    return SOURCE_KINDS[config.kind]
+    return SOURCE_KINDS[settings.kind]

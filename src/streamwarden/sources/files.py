@@ -8,9 +8,14 @@ path and dead letters always carry the original record.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, model_validator
 
 from streamwarden.errors import LandingMissingError, SourceError, SourceRecordsLostError
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
+from streamwarden.settings.types import ConfigFolder
 from streamwarden.sources.base import SOURCE_KINDS
 from streamwarden.sources.file_log import (
     MAX_FILE_AGE,
@@ -27,11 +32,11 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from streamwarden.config.model import PipelineConfig, SourceConfig
-
 __all__ = [
     "DEFAULT_PATTERNS",
     "FilesSource",
+    "FilesSourceSettings",
+    "landing_folder",
     "landing_pattern",
     "parquet_row_raw",
     "read_landing",
@@ -47,6 +52,44 @@ _GONE_ADVICE = (
 DEFAULT_PATTERNS = {"jsonl": "{*.jsonl,*.jsonl.gz}", "parquet": "*.parquet"}
 
 
+class FilesSourceSettings(KindSettings):
+    """``[source] kind = "files"`` (the default): a landing folder that producers drop
+    JSON-lines or Parquet files into."""
+
+    kind: Literal["files"] = "files"
+    #: The landing folder.
+    path: ConfigFolder | None = None
+    format: Literal["jsonl", "parquet"] = "jsonl"
+    #: Which files of the landing folder are input, as a glob on the name (``{a,b}`` for
+    #: either); default ``{*.jsonl,*.jsonl.gz}`` for jsonl, ``*.parquet`` for Parquet. Other
+    #: files are left alone; names starting with ``.`` or ``_`` are never read.
+    files: str | None = Field(default=None, min_length=1)
+    max_files_per_trigger: int | None = Field(default=None, ge=1)
+
+    @property
+    def folder(self) -> Path:
+        """The landing folder."""
+        assert self.path is not None  # checked at load
+        return self.path
+
+    @model_validator(mode="after")
+    def _fits(self) -> FilesSourceSettings:
+        if self.path is None:
+            raise ValueError("a files source needs a path (the landing folder)")
+        if any(ch in str(self.path) for ch in "*?[]{}"):
+            raise ValueError(
+                f"source.path {str(self.path)!r} has a glob character, which Spark would "
+                "expand; rename the folder (use source.files to choose files)"
+            )
+        for alternative in expand_pattern(landing_pattern(self)):
+            if not alternative or "/" in alternative or any(c in alternative for c in "{},"):
+                raise ValueError(
+                    f"source.files {landing_pattern(self)!r} must be one glob on file names, "
+                    "or {a,b,...} of several, e.g. '*.jsonl' or '{*.jsonl,*.jsonl.gz}'"
+                )
+        return self
+
+
 class FilesSource:
     """Files that producers drop into ``path``: Spark tracks the files it has read per path,
     so the checkpoint depends on the path and the format."""
@@ -54,46 +97,30 @@ class FilesSource:
     change_effect = (
         "Spark tracks the files it read per path, so every file of the new one would be read again"
     )
-    settings = frozenset({"path", "format", "files", "max_files_per_trigger"})
-    sections = frozenset[str]()
+    settings_model = FilesSourceSettings
 
     def __init__(self) -> None:
         self._guards: dict[tuple[str, str], LandingGuard] = {}
         #: The compact file of each checkpoint's file log last pruned.
         self._pruned: dict[Path, Path | None] = {}
 
-    def check_config(self, config: SourceConfig) -> None:
-        if config.path is None:
-            raise ValueError("a files source needs a path (the landing folder)")
-        if any(ch in str(config.path) for ch in "*?[]{}"):
-            raise ValueError(
-                f"source.path {str(config.path)!r} has a glob character, which Spark would "
-                "expand; rename the folder (use source.files to choose files)"
-            )
-        for alternative in expand_pattern(landing_pattern(config)):
-            if not alternative or "/" in alternative or any(c in alternative for c in "{},"):
-                raise ValueError(
-                    f"source.files {landing_pattern(config)!r} must be one glob on file names, "
-                    "or {a,b,...} of several, e.g. '*.jsonl' or '{*.jsonl,*.jsonl.gz}'"
-                )
+    def check(self, settings: KindSettings, context: RunContext) -> None:
+        _check_folder(landing_folder(settings))
 
-    def check(self, config: PipelineConfig) -> None:
-        _check_folder(_landing(config.source))
-
-    def before_start(self, config: PipelineConfig) -> None:
+    def before_start(self, settings: KindSettings, context: RunContext) -> None:
         """Refuses a replay that would miss a deleted landing file (only a starting query
         replays a planned batch, so this is not done on every poll), and prunes Spark's log of
         the files read (:mod:`~streamwarden.sources.file_log`)."""
-        gone = gone_planned_files(config.checkpoint.path)
+        gone = gone_planned_files(context.checkpoint)
         if gone:
             batch, path = gone[0]
             raise SourceRecordsLostError(
                 f"landing file {path!r} is gone: batch {batch} is planned with it; {_GONE_ADVICE}"
             )
-        self._prune_log(config.checkpoint.path, force=True)
+        self._prune_log(context.checkpoint, force=True)
 
-    def after_batch(self, config: PipelineConfig) -> None:
-        self._prune_log(config.checkpoint.path)
+    def after_batch(self, settings: KindSettings, context: RunContext) -> None:
+        self._prune_log(context.checkpoint)
 
     def _prune_log(self, checkpoint: Path, *, force: bool = False) -> None:
         """Prunes Spark's log of the files read, once per compact file Spark writes, or at once
@@ -105,65 +132,73 @@ class FilesSource:
             unless_pruned=None if force else self._pruned.get(checkpoint),
         )
 
-    def sweep(self, config: PipelineConfig) -> list[str]:
+    def sweep(self, settings: KindSettings, context: RunContext) -> list[str]:
         return [
             f"landing file {bad.name!r} moved to {bad.moved_to!r}: {bad.detail} "
             f"({bad.records if bad.records is not None else 'unknown'} records, bad_file)"
-            for bad in self._guard(config.source).sweep()
+            for bad in self._guard(_own(settings)).sweep()
         ]
 
-    def _guard(self, source: SourceConfig) -> LandingGuard:
+    def _guard(self, source: FilesSourceSettings) -> LandingGuard:
         """The landing guard of ``source``'s folder and file pattern, made on first use."""
-        key = (str(_landing(source)), landing_pattern(source))
+        key = (str(landing_folder(source)), landing_pattern(source))
         guard = self._guards.get(key)
         if guard is None:
             schema = None
             if source.format == "parquet":
-                schema = parquet_schema_of(_landing(source), landing_pattern(source))
-            guard = self._guards[key] = LandingGuard(_landing(source), key[1], schema)
+                schema = parquet_schema_of(landing_folder(source), landing_pattern(source))
+            guard = self._guards[key] = LandingGuard(landing_folder(source), key[1], schema)
         return guard
 
-    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+    def jars(self, settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         return ()
 
-    def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
+    def read(self, spark: SparkSession, settings: KindSettings, context: RunContext) -> DataFrame:
         """The landing stream, behind the landing guard's gate: Spark lists only the files the
         guard has passed (:class:`~streamwarden.sources.landing_gate.LandingGate`), so a bad
         file that lands between two polls is moved aside before Spark can read it."""
-        guard = self._guard(config.source)
+        source = _own(settings)
+        guard = self._guard(source)
         if not guard.swept:  # a query built without the runner's sweep: its files would wait
             guard.sweep()  # (what it moves aside is listed in the quarantine all the same)
         LandingGate(spark).attach(guard)
-        return read_landing(spark, config.source)
+        return read_landing(spark, source)
 
-    def batch_input(self, spark: SparkSession, config: PipelineConfig, batch: int) -> DataFrame:
-        files = files_of_batch(config.checkpoint.path / "sources" / "0", batch)
+    def batch_input(
+        self, spark: SparkSession, settings: KindSettings, context: RunContext, batch: int
+    ) -> DataFrame:
+        files = files_of_batch(context.checkpoint / "sources" / "0", batch)
         if not files:
             raise SourceError(f"the checkpoint's file log lists no landing file for batch {batch}")
-        return _raw_of(spark.read, config.source, files)
+        return _raw_of(spark.read, _own(settings), files)
 
-    def where(self, config: SourceConfig) -> str:
-        return str(_landing(config))
+    def where(self, settings: KindSettings) -> str:
+        return str(landing_folder(settings))
 
-    def advice(self, config: SourceConfig, cause: str) -> str | None:
-        landing = str(_landing(config).resolve())
+    def advice(self, settings: KindSettings, cause: str) -> str | None:
+        landing = str(landing_folder(settings).resolve())
         if "FileNotFoundException" in cause and landing in cause:
             return _GONE_ADVICE
         return None
 
-    def identity(self, config: SourceConfig) -> dict[str, str]:
-        return {"path": str(_landing(config).resolve()), "format": config.format}
+    def identity(self, settings: KindSettings) -> dict[str, str]:
+        return {"path": str(landing_folder(settings).resolve()), "format": _own(settings).format}
 
     def describe(self, identity: dict[str, str]) -> str:
         return f"{identity.get('path')!r} ({identity.get('format')})"
 
 
-def _landing(config: SourceConfig) -> Path:
-    assert config.path is not None  # check_config
-    return config.path
+def _own(settings: KindSettings) -> FilesSourceSettings:
+    assert isinstance(settings, FilesSourceSettings)  # the registry chose this kind by it
+    return settings
 
 
-def landing_pattern(config: SourceConfig) -> str:
+def landing_folder(settings: KindSettings) -> Path:
+    """The landing folder of a files source's settings."""
+    return _own(settings).folder
+
+
+def landing_pattern(config: FilesSourceSettings) -> str:
     """Which files of the landing folder are input (``[source] files`` or the format's
     default)."""
     return config.files or DEFAULT_PATTERNS[config.format]
@@ -178,9 +213,9 @@ def _check_folder(path: Path) -> None:
         )
 
 
-def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
+def read_landing(spark: SparkSession, source: FilesSourceSettings) -> DataFrame:
     """A streaming DataFrame with one ``raw`` string column, one row per input record."""
-    path = _landing(source)
+    path = landing_folder(source)
     _check_folder(path)
     # Spark's own option would glob each file's name again when it reads a batch
     reader = spark.readStream.option("pathGlobFilter", landing_pattern(source))
@@ -194,7 +229,7 @@ def read_landing(spark: SparkSession, source: SourceConfig) -> DataFrame:
     return _raw_of(reader.schema(schema), source, str(path))
 
 
-def _raw_of(reader: Any, source: SourceConfig, paths: str | list[str]) -> DataFrame:
+def _raw_of(reader: Any, source: FilesSourceSettings, paths: str | list[str]) -> DataFrame:
     """``raw`` from a reader: a stream of a folder, or a batch of ``paths`` (each line, or each
     Parquet row as JSON)."""
     from pyspark.sql import functions as F

@@ -17,46 +17,45 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
-from streamwarden.errors import ConfigError, SourceError
+from pydantic import AfterValidator, Field, model_validator
+
+from streamwarden.errors import SourceError
 from streamwarden.kafka.cluster import existing_topics, require_topics
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
+from streamwarden.settings.kafka import KafkaConfig, refuse_literal_secrets
 from streamwarden.sources.base import SOURCE_KINDS, SOURCE_POSITION, SOURCE_TIME
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from streamwarden.config.kafka import KafkaConfig
-    from streamwarden.config.model import PipelineConfig, SourceConfig
-
-__all__ = ["KafkaSource", "kafka_records"]
+__all__ = ["KafkaSource", "KafkaSourceSettings", "kafka_records"]
 
 
-class KafkaSource:
-    """Topics (or a topic pattern) of the ``[kafka]`` cluster; Spark keeps the offsets per
-    topic partition, so the checkpoint depends on the topics read."""
+class KafkaSourceSettings(KindSettings):
+    """``[source] kind = "kafka"``: topics (or a topic pattern) of the ``[kafka]`` cluster."""
 
-    change_effect = (
-        "Spark keeps offsets per topic partition, so the new topics would be read from "
-        "starting_offsets while the old ones' offsets stayed in the checkpoint"
-    )
-    settings = frozenset(
-        {
-            "topics",
-            "topic_pattern",
-            "starting_offsets",
-            "max_offsets_per_trigger",
-            "event_time",
-            "fail_on_data_loss",
-            "options",
-        }
-    )
-    sections = frozenset({"kafka"})
+    connections: ClassVar[frozenset[str]] = frozenset({"kafka"})
+    extra: ClassVar[str | None] = "kafka"
 
-    def check_config(self, config: SourceConfig) -> None:
-        if (config.topics is None) == (config.topic_pattern is None):
+    kind: Literal["kafka"]
+    topics: list[str] | None = Field(default=None, min_length=1)
+    topic_pattern: str | None = None
+    starting_offsets: str = "earliest"
+    max_offsets_per_trigger: int | None = Field(default=None, ge=1)
+    event_time: Literal["field", "kafka_timestamp"] = "field"
+    fail_on_data_loss: bool = True
+    options: Annotated[
+        dict[str, str], AfterValidator(lambda v: refuse_literal_secrets(v, "source.options"))
+    ] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _fits(self) -> KafkaSourceSettings:
+        if (self.topics is None) == (self.topic_pattern is None):
             raise ValueError("a kafka source needs topics or topic_pattern (one of them)")
-        offsets = config.starting_offsets.strip()
+        offsets = self.starting_offsets.strip()
         if offsets not in ("earliest", "latest"):
             try:
                 parsed = json.loads(offsets)
@@ -67,39 +66,50 @@ class KafkaSource:
                     "source.starting_offsets must be 'earliest', 'latest' or JSON such as "
                     '{"pageviews": {"0": 42, "1": -2}} (-2 earliest, -1 latest)'
                 )
-        for name in config.options:
+        for name in self.options:
             if name in _OWN_OPTIONS or name.startswith("kafka.bootstrap"):
                 raise ValueError(
                     f"source.options {name!r} is set by streamwarden; use the source or [kafka] "
                     "setting instead"
                 )
+        return self
 
-    def check(self, config: PipelineConfig) -> None:
-        kafka = _cluster(config)
+
+class KafkaSource:
+    """Topics (or a topic pattern) of the ``[kafka]`` cluster; Spark keeps the offsets per
+    topic partition, so the checkpoint depends on the topics read."""
+
+    change_effect = (
+        "Spark keeps offsets per topic partition, so the new topics would be read from "
+        "starting_offsets while the old ones' offsets stayed in the checkpoint"
+    )
+    settings_model = KafkaSourceSettings
+
+    def check(self, settings: KindSettings, context: RunContext) -> None:
+        kafka = _cluster(context)
         client = kafka.librdkafka_options()
-        topics = config.source.topics
+        topics = _own(settings).topics
         if topics is None:
             existing_topics(client, kafka.connect_timeout_s)  # a pattern may match none yet
             return
         require_topics(client, tuple(topics), kafka.connect_timeout_s, "source.topics")
 
-    def jars(self, config: PipelineConfig) -> tuple[str, ...]:
+    def jars(self, settings: KindSettings, context: RunContext) -> tuple[str, ...]:
         from streamwarden.kafka.jars import connector_jars
 
         return connector_jars()
 
-    def read(self, spark: SparkSession, config: PipelineConfig) -> DataFrame:
-
-        source = config.source
+    def read(self, spark: SparkSession, settings: KindSettings, context: RunContext) -> DataFrame:
+        source = _own(settings)
         reader = spark.readStream.format("kafka")
-        for name, value in self.reader_options(config).items():
+        for name, value in self.reader_options(source, context).items():
             reader = reader.option(name, value)
         return kafka_records(reader.load(), source.event_time == "kafka_timestamp")
 
-    def reader_options(self, config: PipelineConfig) -> dict[str, str]:
+    def reader_options(self, settings: KindSettings, context: RunContext) -> dict[str, str]:
         """Every option Spark's Kafka source gets (a secret among them: never print these)."""
-        source = config.source
-        options = dict(_cluster(config).java_options())
+        source = _own(settings)
+        options = dict(_cluster(context).java_options())
         if source.topics is not None:
             options["subscribe"] = ",".join(source.topics)
         else:
@@ -112,8 +122,10 @@ class KafkaSource:
             options["maxOffsetsPerTrigger"] = str(source.max_offsets_per_trigger)
         return {**options, **source.options}
 
-    def batch_input(self, spark: SparkSession, config: PipelineConfig, batch: int) -> DataFrame:
-        checkpoint = config.checkpoint.path
+    def batch_input(
+        self, spark: SparkSession, settings: KindSettings, context: RunContext, batch: int
+    ) -> DataFrame:
+        checkpoint = context.checkpoint
         # offsets/N holds the offsets batch N read up to; batch 0 starts where the source's own
         # log (sources/0/0) says, every later batch where batch N-1 ended
         start = _source_line(checkpoint / "offsets" / str(batch - 1)) if batch else None
@@ -121,28 +133,29 @@ class KafkaSource:
         end = _source_line(checkpoint / "offsets" / str(batch))
         if start is None or end is None:
             raise SourceError(f"the checkpoint does not say which offsets batch {batch} read")
-        options = self.reader_options(config)
+        options = self.reader_options(settings, context)
         options.pop("maxOffsetsPerTrigger", None)
         reader = spark.read.format("kafka")
         for name, value in {**options, "startingOffsets": start, "endingOffsets": end}.items():
             reader = reader.option(name, value)
-        return kafka_records(reader.load(), config.source.event_time == "kafka_timestamp")
+        return kafka_records(reader.load(), _own(settings).event_time == "kafka_timestamp")
 
-    def before_start(self, config: PipelineConfig) -> None:
+    def before_start(self, settings: KindSettings, context: RunContext) -> None:
         return None
 
-    def after_batch(self, config: PipelineConfig) -> None:
+    def after_batch(self, settings: KindSettings, context: RunContext) -> None:
         return None
 
-    def sweep(self, config: PipelineConfig) -> list[str]:
+    def sweep(self, settings: KindSettings, context: RunContext) -> list[str]:
         return []
 
-    def where(self, config: SourceConfig) -> str:
-        if config.topics is not None:
-            return "kafka topics " + ", ".join(config.topics)
-        return f"kafka topics matching {config.topic_pattern!r}"
+    def where(self, settings: KindSettings) -> str:
+        source = _own(settings)
+        if source.topics is not None:
+            return "kafka topics " + ", ".join(source.topics)
+        return f"kafka topics matching {source.topic_pattern!r}"
 
-    def advice(self, config: SourceConfig, cause: str) -> str | None:
+    def advice(self, settings: KindSettings, cause: str) -> str | None:
         signs = ("KAFKA_DATA_LOSS", "Some data may have been lost", "OffsetOutOfRangeException")
         if not any(sign in cause for sign in signs):
             return None
@@ -155,10 +168,11 @@ class KafkaSource:
             "from happening, keep records longer (retention.ms) or read faster"
         )
 
-    def identity(self, config: SourceConfig) -> dict[str, str]:
-        if config.topics is not None:
-            return {"kafka_topics": ",".join(sorted(config.topics))}
-        return {"kafka_topic_pattern": str(config.topic_pattern)}
+    def identity(self, settings: KindSettings) -> dict[str, str]:
+        source = _own(settings)
+        if source.topics is not None:
+            return {"kafka_topics": ",".join(sorted(source.topics))}
+        return {"kafka_topic_pattern": str(source.topic_pattern)}
 
     def describe(self, identity: dict[str, str]) -> str:
         if "kafka_topics" in identity:
@@ -229,10 +243,13 @@ def _key_text(key: Column) -> Column:
     return F.coalesce(text, F.concat(F.lit("base64:"), one_line))
 
 
-def _cluster(config: PipelineConfig) -> KafkaConfig:
-    if config.kafka is None:  # the config model refuses this; a hand-built config may not
-        raise ConfigError("[source] kind = 'kafka' needs a [kafka] section")
-    return config.kafka
+def _own(settings: KindSettings) -> KafkaSourceSettings:
+    assert isinstance(settings, KafkaSourceSettings)  # the registry chose this kind by it
+    return settings
+
+
+def _cluster(context: RunContext) -> KafkaConfig:
+    return context.require_kafka("[source] kind = 'kafka'")
 
 
 SOURCE_KINDS.register("kafka", KafkaSource())

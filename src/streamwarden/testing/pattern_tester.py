@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from streamwarden.config import defaults
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.patterns.compile import compile_pattern, condition_problem
 from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.settings import defaults
 from streamwarden.testing.records import (
     KeyPatternState,
     PatternMatch,

@@ -12,10 +12,10 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.classic.column import Column as ClassicColumn
 
-from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.sources.base import SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from streamwarden.config import defaults
 from streamwarden.errors import PatternError
 from streamwarden.operators.patterns.pattern import (
     AggregateCondition,
@@ -22,6 +21,7 @@ from streamwarden.operators.patterns.pattern import (
     Stage,
     StageKind,
 )
+from streamwarden.settings import defaults
 from streamwarden.spark.jvm import call_engine
 
 if TYPE_CHECKING:

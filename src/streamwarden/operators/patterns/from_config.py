@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
 
-from streamwarden.config.model import PatternsConfig, PatternStageConfig
-from streamwarden.config.sections import stage_tree
 from streamwarden.errors import ConfigError, PatternError
 from streamwarden.operators.patterns.api import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
 from streamwarden.operators.patterns.records import EVENT_COLUMNS
+from streamwarden.operators.patterns.settings import PatternsConfig, PatternStageConfig, stage_tree
 from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
 
 if TYPE_CHECKING:

@@ -13,42 +13,44 @@ from typing import TYPE_CHECKING, Any
 from streamwarden.operators.base import OPERATORS, Batches, OperatorStep, Outputs
 from streamwarden.operators.patterns.accounting import PatternAccounting, reconcile_patterns
 from streamwarden.operators.patterns.from_config import pattern_from_config
+from streamwarden.operators.patterns.settings import PatternsConfig
 from streamwarden.operators.patterns.step import PatternBatchStats, patterns_step
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from streamwarden.config.model import PatternsConfig, PipelineConfig
+    from streamwarden.operators.base import PipelineView
 
 __all__ = ["PatternsOperator"]
 
 
-def _section(config: PipelineConfig) -> PatternsConfig:
-    assert config.patterns is not None  # the config model requires it for this operator
-    return config.patterns
+def _section(config: PipelineView) -> PatternsConfig:
+    assert isinstance(config.section, PatternsConfig)  # the config chose it by the operator
+    return config.section
 
 
 class PatternsOperator:
     """Keyed pattern detection as a pipeline operator; its section is ``[patterns]``."""
 
     name = "patterns"
+    settings_model = PatternsConfig
     state_change = (
         "holds partial matches of another pattern (its stages, quantifiers, comparisons, key or "
         "fields differ from the config's; only a stage's `where` may change): they would be "
         "read under the new stages; set the pattern back"
     )
 
-    def idle_timeout(self, config: PipelineConfig) -> timedelta | None:
+    def idle_timeout(self, config: PipelineView) -> timedelta | None:
         return _section(config).idle_timeout
 
-    def watermark_delay(self, config: PipelineConfig) -> timedelta:
+    def watermark_delay(self, config: PipelineView) -> timedelta:
         return _section(config).max_out_of_orderness
 
-    def drain_horizon(self, config: PipelineConfig) -> timedelta:
+    def drain_horizon(self, config: PipelineView) -> timedelta:
         p = _section(config)
         return p.within + p.max_out_of_orderness
 
-    def state_identity(self, config: PipelineConfig) -> dict[str, Any]:
+    def state_identity(self, config: PipelineView) -> dict[str, Any]:
         p = _section(config)
         return {
             "pattern": {
@@ -60,12 +62,12 @@ class PatternsOperator:
             }
         }
 
-    def check(self, config: PipelineConfig) -> None:
+    def check(self, config: PipelineView) -> None:
         """Builds the pattern with stand-in conditions: structural mistakes (a quantifier
         where none fits, an unknown stage in ``previous``...) fail before Spark starts."""
         pattern_from_config(_section(config))
 
-    def build_step(self, config: PipelineConfig, records: DataFrame) -> OperatorStep:
+    def build_step(self, config: PipelineView, records: DataFrame) -> OperatorStep:
         return patterns_step(config, records)
 
     def stats_from_progress(self, progress: dict[str, Any]) -> PatternBatchStats | None:

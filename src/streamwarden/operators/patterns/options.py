@@ -1,14 +1,14 @@
 """``PatternOptions``: how the pattern operator runs, with its defaults from
-:mod:`streamwarden.config.defaults`."""
+:mod:`streamwarden.settings.defaults`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
 
-from streamwarden.config import defaults
 from streamwarden.errors import PatternError
 from streamwarden.operators.arguments import check_bool, check_duration, check_int
+from streamwarden.settings import defaults
 
 __all__ = ["PatternOptions"]
 
@@ -32,7 +32,7 @@ class PatternOptions:
     Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
     slow-key log), the caps ints, the switches bools; any other type raises
     :class:`PatternError` naming the option. Convert a config string such as ``"1m"`` first
-    with :func:`streamwarden.config.units.parse_duration`.
+    with :func:`streamwarden.settings.units.parse_duration`.
     """
 
     max_out_of_orderness: timedelta = defaults.MAX_OUT_OF_ORDERNESS

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.errors import PatternError
 from streamwarden.operators.engine_rows import EngineRecords
 from streamwarden.operators.patterns.api import DetectResult, compile_for, run_detector
@@ -23,6 +22,7 @@ from streamwarden.operators.patterns.options import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
 from streamwarden.operators.patterns.rows import key_rejection, pattern_engine_rows
 from streamwarden.validation import validate_records
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

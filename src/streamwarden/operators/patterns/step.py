@@ -30,13 +30,14 @@ from streamwarden.operators.patterns.from_config import (
     pattern_from_config,
 )
 from streamwarden.operators.patterns.records import detect_validated, validated_events
+from streamwarden.operators.patterns.settings import PatternsConfig
 from streamwarden.sinks.base import OutputShape
 from streamwarden.validation import Reason
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from streamwarden.config.model import PipelineConfig
+    from streamwarden.operators.base import PipelineView
 
 __all__ = ["INPUT_OBSERVATION", "PatternBatchStats", "patterns_step"]
 
@@ -82,10 +83,10 @@ class PatternBatchStats:
         )
 
 
-def patterns_step(config: PipelineConfig, records: DataFrame) -> OperatorStep:
+def patterns_step(config: PipelineView, records: DataFrame) -> OperatorStep:
     """Builds the pattern step from ``config``; bad ``where`` SQL raises ``ConfigError``."""
-    cfg = config.patterns
-    assert cfg is not None  # the config model guarantees it for operator 'patterns'
+    cfg = config.section
+    assert isinstance(cfg, PatternsConfig)  # the config chose it by the operator
     validated = validated_events(records, config.fields, config.validation)
     pattern = pattern_from_config(cfg, compile_conditions(cfg, validated))
     observed = validated.observe(INPUT_OBSERVATION, *_input_counts(cfg.key))

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from streamwarden.config.model import FieldNames, ValidationConfig
 from streamwarden.errors import UsageError
 from streamwarden.operators.engine_rows import (
     SESSION_PAYLOAD,
@@ -21,6 +20,7 @@ from streamwarden.sinks.base import OutputShape
 from streamwarden.sources.base import SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation import QUARANTINED, TICK_SOURCE, validate_records
+from streamwarden.validation.settings import FieldNames, ValidationConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

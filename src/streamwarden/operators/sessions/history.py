@@ -37,7 +37,7 @@ from streamwarden.spark.jvm import call_engine
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from streamwarden.config.model import PipelineConfig
+    from streamwarden.operators.base import PipelineView
     from streamwarden.operators.sessions.params import SessionParams
 
 __all__ = ["HistoryMerge", "open_history"]
@@ -46,17 +46,19 @@ _EVENT_FIELDS = ("user_id", "event_ts_ms", "raw", "event_page", "event_url", "ev
 _SESSION_ROW_FIELDS = (*SESSION_FIELDS, "merged_session_ids")
 
 
-def open_history(config: PipelineConfig) -> HistoryStore:
+def open_history(config: PipelineView) -> HistoryStore:
     """The history store ``[history]`` configures (the config model has checked it is there)."""
-    assert config.history is not None
-    return HISTORY_KINDS[config.history.kind].open(config)
+    history = config.history
+    assert history is not None
+    collect_urls = bool(getattr(config.section, "collect_urls", False))
+    return HISTORY_KINDS[history.kind].open(history, config.context, collect_urls)
 
 
 class HistoryMerge:
     """``BatchWriter.prepare`` for a sessions pipeline with a history store (see the module's
     description). The store is opened at the first batch and kept for the run."""
 
-    def __init__(self, config: PipelineConfig, params: SessionParams) -> None:
+    def __init__(self, config: PipelineView, params: SessionParams) -> None:
         self._config = config
         self._plan_json = params.to_plan_json()
         self._gap_ms = int(params.gap.total_seconds() * 1000)
@@ -85,7 +87,7 @@ class HistoryMerge:
         """The query's id in its checkpoint: batch ids restart with a new checkpoint, so the
         store's record of applied batches is per checkpoint."""
         if self._run_id is None:
-            metadata = Path(self._config.checkpoint.path) / "metadata"
+            metadata = Path(self._config.context.checkpoint) / "metadata"
             try:
                 self._run_id = str(json.loads(metadata.read_text(encoding="utf-8"))["id"])
             except (OSError, ValueError, KeyError):

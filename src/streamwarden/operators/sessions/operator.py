@@ -37,11 +37,12 @@ from streamwarden.operators.sessions.api import (
 )
 from streamwarden.operators.sessions.history import HistoryMerge
 from streamwarden.operators.sessions.params import SessionParams
+from streamwarden.operators.sessions.settings import SessionsConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from streamwarden.config.model import PipelineConfig
+    from streamwarden.operators.base import PipelineView
 
 __all__ = ["SessionBatchStats", "SessionsOperator"]
 
@@ -98,26 +99,27 @@ class SessionsOperator:
     """Sessionization as a pipeline operator; its section is ``[sessions]``."""
 
     name = "sessions"
+    settings_model = SessionsConfig
     state_change = ""  # its state depends on nothing but the operator
 
-    def idle_timeout(self, config: PipelineConfig) -> timedelta | None:
-        return config.sessions.idle_timeout
+    def idle_timeout(self, config: PipelineView) -> timedelta | None:
+        return _section(config).idle_timeout
 
-    def watermark_delay(self, config: PipelineConfig) -> timedelta:
-        return config.sessions.max_out_of_orderness
+    def watermark_delay(self, config: PipelineView) -> timedelta:
+        return _section(config).max_out_of_orderness
 
-    def drain_horizon(self, config: PipelineConfig) -> timedelta:
-        s = config.sessions
+    def drain_horizon(self, config: PipelineView) -> timedelta:
+        s = _section(config)
         return s.gap + s.allowed_lateness + s.max_out_of_orderness
 
-    def state_identity(self, config: PipelineConfig) -> dict[str, Any]:
+    def state_identity(self, config: PipelineView) -> dict[str, Any]:
         return {}
 
-    def check(self, config: PipelineConfig) -> None:
-        SessionParams.from_config(config.sessions, config.validation)
+    def check(self, config: PipelineView) -> None:
+        SessionParams.from_config(_section(config), config.validation)
 
-    def build_step(self, config: PipelineConfig, records: DataFrame) -> OperatorStep:
-        params = SessionParams.from_config(config.sessions, config.validation)
+    def build_step(self, config: PipelineView, records: DataFrame) -> OperatorStep:
+        params = SessionParams.from_config(_section(config), config.validation)
         result = sessionize(records, params, fields=config.fields, validation=config.validation)
         history = config.history is not None
         writer = writer_for(
@@ -136,6 +138,11 @@ class SessionsOperator:
 
     def account(self, outputs: Outputs, records: int, batches: Batches) -> Accounting:
         return reconcile(outputs.get("sessions"), outputs.get("dead_letters"), records)
+
+
+def _section(config: PipelineView) -> SessionsConfig:
+    assert isinstance(config.section, SessionsConfig)  # the config chose it by the operator
+    return config.section
 
 
 OPERATORS.register(SessionsOperator.name, SessionsOperator())

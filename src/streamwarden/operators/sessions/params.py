@@ -6,11 +6,12 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
-from streamwarden.config import defaults
-from streamwarden.config.model import SessionsConfig, ValidationConfig
-from streamwarden.config.units import format_duration
 from streamwarden.errors import ConfigError
 from streamwarden.operators.arguments import check_bool, check_duration, check_int
+from streamwarden.operators.sessions.settings import SessionsConfig
+from streamwarden.settings import defaults
+from streamwarden.settings.units import format_duration
+from streamwarden.validation.settings import ValidationConfig
 
 __all__ = ["SessionParams"]
 
@@ -42,7 +43,7 @@ class SessionParams:
     Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
     slow-key log); ``max_pages`` and ``max_session_bytes`` are ints; ``collect_urls`` a bool.
     Any other type raises :class:`ConfigError` naming the parameter; convert a config string
-    such as ``"30m"`` first with :func:`streamwarden.config.units.parse_duration`.
+    such as ``"30m"`` first with :func:`streamwarden.settings.units.parse_duration`.
     """
 
     gap: timedelta = defaults.GAP

@@ -2,7 +2,7 @@
 
 Secrets are never written in a config file: the SASL password is read at run time from the
 environment variable that ``sasl_password_env`` names, or from the file ``sasl_password_file``
-names (:mod:`streamwarden.config.secrets`). A literal password, in ``sasl_password`` or in a
+names (:mod:`streamwarden.settings.secrets`). A literal password, in ``sasl_password`` or in a
 client option whose name says it holds one, is refused at load.
 
 Spark's Kafka source runs the Java client and the sinks run librdkafka; the settings here are
@@ -17,8 +17,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from streamwarden.config.secrets import Secret, read_secret
-from streamwarden.config.types import ConfigPath, Strict
+from streamwarden.settings.secrets import Secret, read_secret
+from streamwarden.settings.types import ConfigPath, Strict
 
 __all__ = ["KafkaConfig", "looks_secret", "refuse_literal_secrets"]
 

@@ -1,78 +1,26 @@
-"""The operator sections of a config, ``[<operator name>]``: each operator's parameters and
-the outputs it writes, registered by operator name. The operators themselves (step, stats,
-accounting) are in ``streamwarden.operators``; adding one adds its section here."""
+"""The patterns operator's settings, ``[patterns]``: the pattern's stages, its time bounds and
+its caps."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import timedelta
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
-from streamwarden.config import defaults
-from streamwarden.config.types import Duration, OptionalDuration, Size, Strict
-from streamwarden.config.units import format_duration
-from streamwarden.registry import Registry
+from streamwarden.operators.settings import OperatorSettings
+from streamwarden.settings import defaults
+from streamwarden.settings.types import Duration, OptionalDuration, Strict
+from streamwarden.settings.units import format_duration
 
 __all__ = [
-    "OPERATOR_SECTIONS",
     "AggregateConfig",
-    "OperatorSection",
     "PatternStageConfig",
     "PatternsConfig",
     "PreviousConfig",
-    "SessionsConfig",
     "stage_tree",
 ]
-
-
-class OperatorSection(Strict):
-    """The config section of an operator, ``[<operator name>]``: its parameters, and the
-    outputs it writes besides ``dead_letters`` (checked at load; the operator itself is in
-    ``streamwarden.operators``)."""
-
-    #: Sinks the operator needs: ``[sinks.<name>]`` must be given.
-    outputs: ClassVar[tuple[str, ...]] = ()
-    #: Sinks the operator may write: given or not, as :meth:`check_sinks` decides.
-    optional_outputs: ClassVar[tuple[str, ...]] = ()
-    #: What the section must hold when the operator runs without it (None: it has defaults).
-    needs: ClassVar[str | None] = None
-
-    @classmethod
-    def all_outputs(cls) -> tuple[str, ...]:
-        """Every output the operator may write besides dead letters, the needed ones first
-        (the order of the columns of the console's batch line)."""
-        return (*cls.outputs, *cls.optional_outputs)
-
-    def check_sinks(self, configured: Collection[str]) -> None:
-        """Raises ValueError if the optional sinks given do not fit the parameters."""
-
-
-class SessionsConfig(OperatorSection):
-    """Parameters of the sessionization operator."""
-
-    outputs = ("sessions",)
-
-    gap: Duration = defaults.GAP
-    allowed_lateness: Duration = defaults.ALLOWED_LATENESS
-    max_out_of_orderness: Duration = defaults.MAX_OUT_OF_ORDERNESS
-    max_session_bytes: Size = Field(default=defaults.MAX_SESSION_BYTES, ge=1)
-    collect_urls: bool = False
-    idle_timeout: OptionalDuration = defaults.IDLE_TIMEOUT
-    slow_key_threshold: OptionalDuration = defaults.SLOW_KEY_THRESHOLD
-    #: How late an event may still be merged into its closed session from the history store
-    #: (``[history]``) once its session has left state; None (``"off"``, the default): late
-    #: events beyond ``allowed_lateness`` are ``too_late``.
-    history_lateness: OptionalDuration = None
-
-    @model_validator(mode="after")
-    def _positive_times(self) -> SessionsConfig:
-        if self.gap <= timedelta(0):
-            raise ValueError(f"sessions.gap must be > 0, got {format_duration(self.gap)!r}")
-        if self.idle_timeout is not None and self.idle_timeout <= timedelta(0):
-            raise ValueError("sessions.idle_timeout must be > 0, or 'off' to turn it off")
-        return self
 
 
 class PreviousConfig(Strict):
@@ -231,7 +179,7 @@ SkipStrategy = Literal[
 ]
 
 
-class PatternsConfig(OperatorSection):
+class PatternsConfig(OperatorSettings):
     """A keyed pattern over the validated events (operator ``patterns``). ``key`` is a
     validated column (default ``user_id``); ``fields`` are carried into each matched event of
     the output. Every partial match is dropped at its first event + ``within`` (lesson L3), and,
@@ -294,10 +242,3 @@ class PatternsConfig(OperatorSection):
                 "patterns.emit_timeouts = true and [sinks.timeouts] go together: set both "
                 "to write timed-out partial matches, or neither"
             )
-
-
-#: The operators a config may name, each with the model of its section (the field of the
-#: operator's name in ``PipelineConfig``); their behaviour is in ``streamwarden.operators``.
-OPERATOR_SECTIONS: Registry[type[OperatorSection]] = Registry("operator", "operators")
-OPERATOR_SECTIONS.register("sessions", SessionsConfig)
-OPERATOR_SECTIONS.register("patterns", PatternsConfig)

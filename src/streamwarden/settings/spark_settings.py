@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from streamwarden.config.units import parse_memory
+from streamwarden.settings.units import parse_memory
 
 __all__ = ["check_conf", "check_master", "local_threads"]
 
