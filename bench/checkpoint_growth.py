@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from streamwarden.checkpoints.files import CheckpointFiles
+from streamwarden.config import parse_config
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.sources.file_log import latest_compact
 from streamwarden.spark.session import build_spark_session
 
@@ -52,7 +52,7 @@ def main() -> None:
         path = landing / f"batch-{b:05d}.jsonl"
         path.write_text("\n".join(lines) + "\n")
         os.utime(path, (first_mtime + b * 3600, first_mtime + b * 3600))
-    config = parse_pipeline_config(
+    config = parse_config(
         {
             "source": {"path": str(landing), "max_files_per_trigger": 1},
             "sessions": {"gap": "5m", "allowed_lateness": "1m"},

@@ -30,9 +30,9 @@ from typing import Any
 
 import sessions_bench as bench
 
+from streamwarden.local.cluster import LocalStandaloneCluster
 from streamwarden.monitoring import read_progress_log
 from streamwarden.monitoring.progress_log import progress_dir
-from streamwarden.spark.standalone import LocalStandaloneCluster
 
 HERE = Path(__file__).resolve().parent
 

@@ -29,10 +29,10 @@ from typing import Any
 
 import sessions_bench as bench
 
+from streamwarden.config import parse_config
 from streamwarden.doctor.connections import required_jars, session_conf
 from streamwarden.operators.base import account_run
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.sinks import delta_log
 from streamwarden.sinks.delta import DeltaBatchSink
 from streamwarden.sinks.parquet import ParquetBatchSink
@@ -59,7 +59,7 @@ def config_for(run: str, path: Path, work: Path, args: argparse.Namespace) -> An
             "sessions": {"kind": "delta", "path": str(work / "sessions"), "keep": keep},
             "dead_letters": {"kind": "delta", "path": str(work / "dead")},
         }
-    return parse_pipeline_config(
+    return parse_config(
         {
             "name": f"bench-{run}",
             "source": {"path": str(path), "max_files_per_trigger": args.files_per_trigger},

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from streamwarden.config import parse_config
-from streamwarden.history.local_postgres import LocalPostgres
+from streamwarden.local.postgres import LocalPostgres
 from streamwarden.monitoring.checkpoint_usage import CheckpointMeter
 from streamwarden.operators.sessions.history import open_history
 from streamwarden.pipeline import Pipeline

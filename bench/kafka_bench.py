@@ -2,7 +2,7 @@
 the same records from landing files to Parquet, and the end-to-end latency through Kafka.
 
 Run with ``make bench-kafka`` (or ``.venv/bin/python bench/kafka_bench.py``). It starts a real
-local broker (KRaft, 127.0.0.1, :class:`~streamwarden.kafka.local_broker.LocalBroker`), then:
+local broker (KRaft, 127.0.0.1, :class:`~streamwarden.local.broker.LocalBroker`), then:
 
 Throughput, the data set of ``sessions_bench.py`` (generated once, cached under bench/data),
 produced once to a topic of 4 partitions; each run is ``Pipeline(config).run(once=True,
@@ -45,8 +45,8 @@ from typing import Any
 
 import sessions_bench as bench
 
-from streamwarden.kafka.local_broker import LocalBroker
-from streamwarden.kafka.producer import produce_lines
+from streamwarden.local.broker import LocalBroker
+from streamwarden.local.producer import produce_lines
 
 HERE = bench.HERE
 OUT = HERE / "out" / "kafka"
@@ -63,11 +63,11 @@ RUN_NAMES = {
 def child(spec_path: Path) -> None:
     """Runs one pipeline as ``spec_path`` says and prints one JSON line of what it measured."""
     spec = json.loads(spec_path.read_text())
+    from streamwarden.config import parse_config
     from streamwarden.operators.base import account_run
     from streamwarden.pipeline import Pipeline
-    from streamwarden.pipeline.loading import parse_pipeline_config
 
-    config = parse_pipeline_config(spec["config"], origin="bench")
+    config = parse_config(spec["config"], origin="bench")
     sink_seconds = _time_sinks()
     pipeline = Pipeline(config)
     spark = pipeline.spark  # started before the clock

@@ -35,9 +35,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from streamwarden.config import FieldNames, ValidationConfig, parse_config
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.operators.sessions import SessionParams, sessionize
 from streamwarden.pipeline import Pipeline
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from streamwarden.spark.session import build_spark_session
 from streamwarden.validation import validate_records
 

@@ -66,7 +66,7 @@ def in_turn(settings: dict[str, T], turn: int) -> list[tuple[str, T]]:
 def example_folder(root: Path, name: str, call_sites: str | None = None) -> Path:
     """``examples/NAME.toml`` in a folder of its own under ``root``, with one landing file of
     2,000 events; ``call_sites`` (``"true"``/``"false"``) is added to its ``[spark.conf]``."""
-    from streamwarden.sources.generator import TrafficSpec, generate_traffic
+    from streamwarden.local.generator import TrafficSpec, generate_traffic
 
     folder = root / name / (call_sites or "session")
     folder.mkdir(parents=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure PostgreSQL's server programs (Debian's package) are installed, for the tests'
-# throwaway database clusters (streamwarden.history.local_postgres), and prints their folder.
+# throwaway database clusters (streamwarden.local.postgres), and prints their folder.
 # Installs the package with apt-get if absent: as root, or through sudo.
 set -euo pipefail
 find_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pipeline_config, write_batches
 
 SESSIONS_SPEC = TrafficSpec(

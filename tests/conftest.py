@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from streamwarden.history.local_postgres import LocalPostgres
 from streamwarden.kafka.jars import connector_jars
-from streamwarden.kafka.local_broker import LocalBroker
+from streamwarden.local.broker import LocalBroker
+from streamwarden.local.postgres import LocalPostgres
 from streamwarden.spark.delta import SNAPSHOT_PARTITIONS, delta_jars, delta_session_conf
 from streamwarden.spark.session import build_spark_session
 

@@ -14,8 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from streamwarden.config import PipelineConfig
-from streamwarden.pipeline.loading import parse_pipeline_config
+from streamwarden.config import PipelineConfig, parse_config
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T0_MS = 1767225600000
@@ -79,7 +78,7 @@ def pipeline_config(root: Path, **sections: Any) -> PipelineConfig:
     }
     for key, value in sections.items():
         data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
-    return parse_pipeline_config(data, origin="test")
+    return parse_config(data, origin="test")
 
 
 def pattern_pipeline_config(
@@ -100,7 +99,7 @@ def pattern_pipeline_config(
         "spark": {"shuffle_partitions": 2},
         **sections,
     }
-    return parse_pipeline_config(data, origin="test")
+    return parse_config(data, origin="test")
 
 
 def run_command(config: Path, *flags: str) -> list[str]:

@@ -85,7 +85,7 @@ def write_schedule(traffic: SteadyTraffic, sizes: list[int], each: int, folder: 
 def example_config(landing: Path, out: Path, conf: dict[str, str] | None = None) -> Any:
     """examples/sessions.toml with this run's paths, one file per batch, no Prometheus port, and
     ``conf`` added to its Spark settings."""
-    from streamwarden.pipeline.loading import parse_pipeline_config
+    from streamwarden.config import parse_config
 
     data = tomllib.loads(EXAMPLE.read_text())
     data["source"].update(path=str(landing), max_files_per_trigger=1)
@@ -94,7 +94,7 @@ def example_config(landing: Path, out: Path, conf: dict[str, str] | None = None)
     data["checkpoint"]["path"] = str(out / "checkpoint")
     data["monitoring"]["prometheus_port"] = "off"
     data["spark"]["conf"].update(conf or {})
-    return parse_pipeline_config(data, origin=str(EXAMPLE))
+    return parse_config(data, origin=str(EXAMPLE))
 
 
 def doctor_bound(config: Any) -> dict[str, int | None]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scale.common import BENCH, FLINK_PYTHON, FlinkRest
-from streamwarden.local_server import free_ports
+from streamwarden.local.server import free_ports
 
 
 def kill(process: subprocess.Popen[bytes]) -> None:

@@ -18,9 +18,9 @@ from streamwarden.errors import (
     StateError,
     UsageError,
 )
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pipeline_config, spark_settings
 
 SPEC = TrafficSpec(

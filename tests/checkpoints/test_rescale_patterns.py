@@ -11,9 +11,9 @@ import pytest
 
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.rescale import rescale_checkpoint
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pattern_pipeline_config
 
 pytestmark = pytest.mark.spark

@@ -120,7 +120,7 @@ def test_a_pipeline_accounts_for_every_record_of_two_calls(spark, tmp_path, caps
 
 
 def test_ctrl_c_says_the_files_already_written_stay(tmp_path, monkeypatch, capsys):
-    from streamwarden.sources import generator
+    from streamwarden.local import generator
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streamwarden.spark.standalone import LocalStandaloneCluster
+from streamwarden.local.cluster import LocalStandaloneCluster
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow.dataset as ds
 
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 
 #: Small input, one file per batch (the same batches on both masters, so the same watermarks):
 #: sessions of 150 users, late and malformed records, and scanning actors for the patterns.

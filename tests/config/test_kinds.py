@@ -4,6 +4,8 @@ names the config knows are the names registered."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from streamwarden.cli.main import main
@@ -62,3 +64,24 @@ def test_each_operator_is_found_by_the_name_the_config_gives(tmp_path):
         (tmp_path / name).mkdir()
         config = load_config(write(tmp_path / name, text))
         assert operator_of(config).name == config.operator == name
+
+
+def test_a_kind_whose_extra_is_missing_fails_at_load_naming_the_pip_install(tmp_path, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "confluent_kafka" else real(name, *args),
+    )
+    text = MINIMAL.replace(
+        '[sinks.sessions]\npath = "out/sessions"',
+        '[kafka]\nbootstrap_servers = "127.0.0.1:9092"\n[sinks.sessions]\nkind = "kafka"\n'
+        'topic = "sessions"',
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text))
+    assert (
+        "[sinks.sessions] kind = 'kafka' needs the kafka extra: pip install "
+        "'streamwarden[kafka]'" in str(caught.value)
+    )
+    assert str(caught.value).count("\n  - ") == 1  # one problem, one line

@@ -89,6 +89,11 @@ class EchoOperator(SessionsOperator):
     name = "echo"
     settings_model = EchoSettings  # type: ignore[assignment]
 
+    def check(self, config: Any) -> None:
+        """What only the operator can check, run when the config is loaded."""
+        if config.section.delay > timedelta(hours=1):
+            raise ConfigError("echo.delay must be at most 1h")
+
 
 @pytest.fixture
 def registered(monkeypatch):
@@ -143,8 +148,16 @@ def test_a_new_operator_brings_its_section_and_its_outputs(tmp_path, registered)
         (ECHO + "[sessions]\ngap = '1m'\n", "[sessions] needs operator = 'sessions'"),
         (ECHO.replace("[sinks.echoes]", "[sinks.echos]"), "needs [sinks.echoes]"),
         (ECHO.replace("delay", "delai"), "echo.delai: unknown setting"),
+        (ECHO.replace('"5m"', '"2h"'), "echo.delay must be at most 1h"),
     ],
-    ids=["others-output", "no-section", "others-section", "misspelt-output", "unknown-key"],
+    ids=[
+        "others-output",
+        "no-section",
+        "others-section",
+        "misspelt-output",
+        "unknown-key",
+        "operators-own-check",
+    ],
 )
 def test_a_new_operators_section_and_outputs_are_checked_at_load(
     tmp_path, registered, text, expected

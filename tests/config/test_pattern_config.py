@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from pyspark.sql import functions as F
 
-from streamwarden.config import FieldNames, ValidationConfig, load_config
+from streamwarden.config import FieldNames, ValidationConfig, load_config, parse_config
 from streamwarden.errors import ConfigError
 from streamwarden.operators.base import operator_of
 from streamwarden.operators.patterns import AfterMatch, Contiguity
@@ -20,7 +20,6 @@ from streamwarden.operators.patterns.from_config import (
 from streamwarden.operators.patterns.pattern import StageKind
 from streamwarden.operators.patterns.records import validated_events
 from streamwarden.operators.sessions.settings import SessionsConfig
-from streamwarden.pipeline.loading import load_pipeline_config, parse_pipeline_config
 from tests.config.test_loader import MINIMAL, write
 
 PATTERN = """
@@ -64,7 +63,7 @@ PREVIOUS_A = {"field": "url", "op": "!=", "stage": "a"}
 
 
 def test_a_pattern_config_loads_with_its_defaults_and_paths_resolved(tmp_path):
-    config = load_pipeline_config(write(tmp_path, PATTERN))
+    config = load_config(write(tmp_path, PATTERN))
     assert config.operator == "patterns"
     p = config.section
     assert p is not None
@@ -83,7 +82,7 @@ def test_an_existing_sessions_config_still_means_the_sessions_operator(tmp_path)
 
 
 def test_the_declared_pattern_is_built_stage_by_stage():
-    config = parse_pipeline_config(
+    config = parse_config(
         stages(
             BEGIN,
             {
@@ -188,7 +187,7 @@ def test_the_declared_pattern_is_built_stage_by_stage():
 )
 def test_pattern_mistakes_fail_at_load_naming_the_setting(data, expected):
     with pytest.raises(ConfigError) as caught:
-        parse_pipeline_config(data)
+        parse_config(data)
     assert expected in str(caught.value)
 
 
@@ -203,7 +202,7 @@ def events(spark):
 def conditions(events, *wheres: str):
     entries = [{**BEGIN, "where": wheres[0]}]
     entries += [{"name": f"s{i}", "where": w} for i, w in enumerate(wheres[1:], 1)]
-    config = parse_pipeline_config(stages(*entries))
+    config = parse_config(stages(*entries))
     assert config.section is not None
     return compile_conditions(config.section, events)
 
@@ -242,7 +241,7 @@ def test_a_where_sees_the_event_columns_and_not_the_pipelines_control_columns(ev
 
 
 def test_a_loop_may_end_at_an_until_condition_and_the_first_stage_may_be_optional():
-    config = parse_pipeline_config(
+    config = parse_config(
         stages(
             {**BEGIN, "optional": True},
             {"name": "b", "where": "true", "one_or_more": True, "until": "size > 10"},
@@ -255,19 +254,17 @@ def test_a_loop_may_end_at_an_until_condition_and_the_first_stage_may_be_optiona
 
 
 def test_times_zero_with_a_maximum_makes_a_stage_optional():
-    config = parse_pipeline_config(
-        stages(BEGIN, {"name": "b", "where": "true", "times": 0, "times_max": 2})
-    )
+    config = parse_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0, "times_max": 2}))
     assert config.section is not None
     b = pattern_from_config(config.section).stages[1]
     assert (b.min_times, b.max_times, b.optional) == (1, 2, True)
     with pytest.raises(ConfigError, match=r"stages.1 \('b'\): times\(0, None\)"):
-        parse_pipeline_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0}))
+        parse_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0}))
 
 
 def test_a_loop_may_end_at_an_aggregate_of_its_events():
     until = [{"agg": "count", "stage": "b", "op": ">=", "value": 3}]
-    config = parse_pipeline_config(
+    config = parse_config(
         stages(
             BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until_aggregates": until}
         )
@@ -278,26 +275,24 @@ def test_a_loop_may_end_at_an_aggregate_of_its_events():
         ("count", None, "b", 3.0)
     ]
     with pytest.raises(ConfigError, match=r"stages.1 \('b'\): until_aggregate\(\) needs a loop"):
-        parse_pipeline_config(
-            stages(BEGIN, {"name": "b", "where": "true", "until_aggregates": until})
-        )
+        parse_config(stages(BEGIN, {"name": "b", "where": "true", "until_aggregates": until}))
 
 
 def test_a_times_or_more_loop_may_bound_the_wait_for_its_first_events():
     loop = {"name": "b", "where": "true", "times_or_more": 2, "loop_gap": "3s"}
-    config = parse_pipeline_config(stages(BEGIN, loop))
+    config = parse_config(stages(BEGIN, loop))
     assert config.section is not None
     b = pattern_from_config(config.section).stages[1]
     assert (b.min_times, b.max_times, b.loop_gap) == (2, None, timedelta(seconds=3))
     with pytest.raises(ConfigError, match="use one of times, one_or_more and times_or_more"):
-        parse_pipeline_config(stages(BEGIN, {**loop, "one_or_more": True}))
+        parse_config(stages(BEGIN, {**loop, "one_or_more": True}))
     with pytest.raises(ConfigError, match="loop_gap needs a loop"):
-        parse_pipeline_config(stages(BEGIN, {"name": "b", "where": "true", "loop_gap": "3s"}))
+        parse_config(stages(BEGIN, {"name": "b", "where": "true", "loop_gap": "3s"}))
 
 
 @pytest.mark.spark
 def test_an_until_expression_compiles_beside_the_stages_where(events):
-    config = parse_pipeline_config(
+    config = parse_config(
         stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "size > 10"})
     )
     assert config.section is not None
@@ -308,7 +303,7 @@ def test_an_until_expression_compiles_beside_the_stages_where(events):
 
 @pytest.mark.spark
 def test_bad_until_sql_is_a_config_error_naming_the_stage_and_setting(events):
-    config = parse_pipeline_config(
+    config = parse_config(
         stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "size +"})
     )
     assert config.section is not None
@@ -318,7 +313,7 @@ def test_bad_until_sql_is_a_config_error_naming_the_stage_and_setting(events):
 
 
 def test_a_stage_may_aggregate_the_events_of_an_earlier_stage():
-    config = parse_pipeline_config(
+    config = parse_config(
         stages(
             {**BEGIN, "one_or_more": True},
             {
@@ -347,18 +342,18 @@ def test_an_aggregate_of_an_unknown_column_fails_at_load_naming_the_stage():
         },
     )
     with pytest.raises(ConfigError) as caught:
-        parse_pipeline_config(data)
+        parse_config(data)
     assert "patterns.stages.1 ('b').aggregates: 'price' is not a validated event column" in str(
         caught.value
     )
 
 
 def test_within_consecutive_bounds_the_gap_between_a_matchs_events():
-    config = parse_pipeline_config(stages(BEGIN, within_consecutive="5s"))
+    config = parse_config(stages(BEGIN, within_consecutive="5s"))
     assert config.section is not None
     assert pattern_from_config(config.section).gap == timedelta(seconds=5)
     with pytest.raises(ConfigError, match=r"patterns\.within_consecutive must be > 0"):
-        parse_pipeline_config(stages(BEGIN, within_consecutive="0s"))
+        parse_config(stages(BEGIN, within_consecutive="0s"))
 
 
 def stage(name: str, **settings: object) -> dict[str, object]:
@@ -370,7 +365,7 @@ def group(name: str, *entries: dict[str, object], **settings: object) -> dict[st
 
 
 def test_a_group_entry_builds_a_group_pattern_with_its_quantifiers():
-    config = parse_pipeline_config(
+    config = parse_config(
         stages(
             BEGIN,
             group(
@@ -465,7 +460,7 @@ def test_a_group_entry_builds_a_group_pattern_with_its_quantifiers():
 )
 def test_group_mistakes_fail_at_load_naming_the_path(entry, expected):
     with pytest.raises(ConfigError) as caught:
-        parse_pipeline_config(stages(BEGIN, entry))
+        parse_config(stages(BEGIN, entry))
     message = str(caught.value)
     assert expected in message and len(message.splitlines()) == 2  # the header and one line
 
@@ -478,14 +473,14 @@ def test_a_negation_after_a_group_that_may_be_left_out_is_refused_at_the_negatio
         stage("c"),
     )
     with pytest.raises(ConfigError) as caught:
-        parse_pipeline_config(data)
+        parse_config(data)
     assert "patterns.stages.2 ('n'): negation 'n' follows the group (b)" in str(caught.value)
 
 
 def test_skip_stage_names_a_stage_not_a_group():
     data = stages(BEGIN, group("g", stage("b", contiguity="begin")), skip="skip_to_first")
     with pytest.raises(ConfigError) as caught:
-        parse_pipeline_config({**data, "patterns": {**data["patterns"], "skip_stage": "g"}})
+        parse_config({**data, "patterns": {**data["patterns"], "skip_stage": "g"}})
     assert "needs skip_stage naming a stage (a, b), got 'g'" in str(caught.value)
 
 
@@ -497,11 +492,11 @@ def test_nested_where_and_until_compile_with_their_path(events):
         one_or_more=True,
         until="page_number = 9",
     )
-    config = parse_pipeline_config(stages(BEGIN, entry))
+    config = parse_config(stages(BEGIN, entry))
     assert config.section is not None
     assert set(compile_conditions(config.section, events)) == {"a", "b", "g:until"}
     bad = group("g", stage("b", contiguity="begin"), stage("c", where="nope = 1"))
-    config = parse_pipeline_config(stages(BEGIN, bad))
+    config = parse_config(stages(BEGIN, bad))
     assert config.section is not None
     with pytest.raises(ConfigError) as caught:
         compile_conditions(config.section, events)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from streamwarden.cli.main import main
+from streamwarden.config import load_config
 from streamwarden.doctor.installation import archive_of
-from streamwarden.pipeline.loading import load_pipeline_config
 from streamwarden.spark import jar_sets
 from streamwarden.spark.class_archive import CACHE_VARIABLE
 from tests.config.test_loader import MINIMAL
@@ -26,7 +26,7 @@ def archives(tmp_path, monkeypatch):
     monkeypatch.setenv(CACHE_VARIABLE, str(folder))
 
     def make_for(config_path: Path) -> None:
-        archive = archive_of(load_pipeline_config(config_path))
+        archive = archive_of(load_config(config_path))
         assert archive is not None and archive.parent == folder
         archive.write_bytes(b"")
 
@@ -92,7 +92,7 @@ def test_run_does_not_warn_about_the_class_archive(tmp_path, capsys, archives):
 
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL + '[sessions]\nallowed_lateness = "2d"\n')
-    preflight(load_pipeline_config(path), path)  # no archive made: doctor would warn
+    preflight(load_config(path), path)  # no archive made: doctor would warn
     err = capsys.readouterr().err
     assert "warning: long-state-horizon: " in err  # run's checks print their warnings
     assert "no-class-archive" not in err

@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from streamwarden.config import PipelineConfig
-from streamwarden.history.local_postgres import LocalPostgres
+from streamwarden.local.postgres import LocalPostgres
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sinks import delta_log
 from tests.support import pipeline_config

@@ -9,9 +9,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from streamwarden.config import PipelineConfig
-from streamwarden.kafka.producer import produce_lines
-from streamwarden.pipeline.loading import parse_pipeline_config
+from streamwarden.config import PipelineConfig, parse_config
+from streamwarden.local.producer import produce_lines
 
 _names = itertools.count()
 
@@ -98,4 +97,4 @@ def kafka_pipeline_config(
     }
     for key, value in sections.items():
         data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
-    return parse_pipeline_config(data, origin="test")
+    return parse_config(data, origin="test")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.sinks.kafka import BATCH_HEADER
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.kafka.support import (
     client,
     committed_records,

@@ -11,10 +11,10 @@ from datetime import timedelta
 
 import pytest
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.operators.base import account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.sinks.kafka import BATCH_HEADER, ID_HEADER
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.kafka.support import committed_records, kafka_pipeline_config, produce, topic_name
 from tests.support import T0_MS, minutes, pageview
 

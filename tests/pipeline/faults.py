@@ -31,9 +31,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from streamwarden.config import load_config
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import run_command
 
 POINTS = ("sink-staging", "sink-renamed", "offsets", "state", "commit", "anytime")

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.pipeline.test_bounded_state import expected_state_rows
 from tests.support import pattern_pipeline_config, pipeline_config
 

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.monitoring import progress_dir, read_progress_log
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import Accounting, account, read_output
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from streamwarden.validation import Reason
 from tests.support import pipeline_config
 

@@ -10,8 +10,8 @@ from statistics import mean
 
 import pytest
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pipeline_config
 
 GAP_MS, LATENESS_MS, DELAY_MS = 30 * 60_000, 10 * 60_000, 60_000

@@ -6,10 +6,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sinks.parquet import batch_dir_name
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import kill_when_written, pipeline_config, run_command
 
 SPEC = TrafficSpec(

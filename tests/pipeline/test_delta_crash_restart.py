@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.sinks import delta_log
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pipeline_config, run_command
 
 pytestmark = pytest.mark.soak

@@ -4,11 +4,11 @@ each batch that had output is one commit recording the pipeline and the batch id
 
 from __future__ import annotations
 
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.operators.base import account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import final_sessions, read_output
 from streamwarden.sinks import delta_log
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import pipeline_config
 
 SPEC = TrafficSpec(

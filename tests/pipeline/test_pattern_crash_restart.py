@@ -8,10 +8,10 @@ from datetime import timedelta
 from pathlib import Path
 
 from streamwarden.config import load_config
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sinks.parquet import batch_dir_name
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.support import kill_when_written, run_command
 
 SPEC = TrafficSpec(

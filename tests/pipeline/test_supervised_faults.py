@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from streamwarden.errors import PipelineError, RestartsExhaustedError, SourceRecordsLostError
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.monitoring.progress_log import progress_dir, read_failures
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account
 from streamwarden.sources.file_log import files_of_batch
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from tests.pipeline import faults
 from tests.support import pageview, pipeline_config
 

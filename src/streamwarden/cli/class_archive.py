@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from streamwarden.config import load_config
 from streamwarden.errors import EngineError, StreamwardenError
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 from streamwarden.spark.class_archive import DRIVER_OPTIONS, archive_for
 from streamwarden.spark.session import build_spark_session, driver_settings
 

@@ -1,8 +1,9 @@
 """``streamwarden demo [sessions|patterns|kafka]``: generated traffic through a pipeline on local
 Spark.
 
-The variants live in :mod:`streamwarden.cli.demo_sessions`, :mod:`streamwarden.cli.demo_patterns`
-and :mod:`streamwarden.cli.demo_kafka`, loaded (with Spark) only when the demo runs.
+The variants live in :mod:`streamwarden.local.demo_sessions`,
+:mod:`streamwarden.local.demo_patterns` and :mod:`streamwarden.local.demo_kafka`, loaded (with
+Spark) only when the demo runs.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def register(commands: Subcommands) -> None:
 def demo_command(args: argparse.Namespace) -> int:
     """Runs the chosen variant; exit 1 if its accounting does not balance."""
     if args.variant == "kafka":
-        from streamwarden.cli.demo_kafka import kafka_demo_command
+        from streamwarden.local.demo_kafka import kafka_demo_command
 
         return kafka_demo_command(
             args.out,
@@ -101,7 +102,7 @@ def demo_command(args: argparse.Namespace) -> int:
         )
     events = args.events or EVENTS
     if args.variant == "patterns":
-        from streamwarden.cli.demo_patterns import patterns_demo_command
+        from streamwarden.local.demo_patterns import patterns_demo_command
 
         return patterns_demo_command(
             args.out,
@@ -111,7 +112,7 @@ def demo_command(args: argparse.Namespace) -> int:
             seed=args.seed,
             batches=args.batches,
         )
-    from streamwarden.cli.demo_sessions import sessions_demo_command
+    from streamwarden.local.demo_sessions import sessions_demo_command
 
     return sessions_demo_command(
         args.out, events=events, users=args.users, seed=args.seed, batches=args.batches

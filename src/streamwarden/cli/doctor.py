@@ -36,11 +36,11 @@ def register(commands: Subcommands) -> None:
 
 
 def doctor_command(args: argparse.Namespace) -> int:
+    from streamwarden.config import load_config
     from streamwarden.doctor import Severity, diagnose, render_findings
     from streamwarden.doctor.installation import installation_findings
-    from streamwarden.pipeline.loading import load_pipeline_config
 
-    config = load_pipeline_config(args.config)
+    config = load_config(args.config)
     findings = diagnose(config) + installation_findings(config)
     if args.plan:
         findings += _plan_findings(config)

@@ -74,7 +74,7 @@ def register(commands: Subcommands) -> None:
 
 
 def generate_command(args: argparse.Namespace) -> int:
-    from streamwarden.sources.generator import TrafficSpec, generate_traffic
+    from streamwarden.local.generator import TrafficSpec, generate_traffic
 
     landing: Path = args.landing
     if landing.exists() and not landing.is_dir():
@@ -141,7 +141,7 @@ def _write_state(landing: Path, written: Written) -> None:
 
 
 def _next_start(before: Written) -> datetime:
-    from streamwarden.sources.generator import TrafficSpec
+    from streamwarden.local.generator import TrafficSpec
 
     if before.latest_event is None:
         return TrafficSpec.start

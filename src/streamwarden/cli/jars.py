@@ -57,10 +57,10 @@ def jars_command(args: argparse.Namespace) -> int:
 
     jars = [str(engine_jar_path())]
     if args.config is not None:
+        from streamwarden.config import load_config
         from streamwarden.doctor.connections import required_jars
-        from streamwarden.pipeline.loading import load_pipeline_config
 
-        jars += required_jars(load_pipeline_config(args.config))
+        jars += required_jars(load_config(args.config))
     print(",".join(jars) if args.comma else "\n".join(jars))
     return 0
 

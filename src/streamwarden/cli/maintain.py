@@ -29,13 +29,13 @@ def register(commands: Subcommands) -> None:
 def maintain_command(args: argparse.Namespace) -> int:
     from streamwarden.checkpoints.run_lock import refuse_if_held
     from streamwarden.cli.offline import offline_spark
+    from streamwarden.config import load_config
     from streamwarden.doctor.connections import required_jars, session_conf
     from streamwarden.errors import UsageError
-    from streamwarden.pipeline.loading import load_pipeline_config
     from streamwarden.pipeline.maintain import delta_targets, maintain
     from streamwarden.settings.units import parse_duration
 
-    config = load_pipeline_config(args.config)
+    config = load_config(args.config)
     try:
         retain = None if args.retain is None else parse_duration(args.retain)
     except ValueError as exc:

@@ -54,13 +54,14 @@ def run_command(
 ) -> int:
     """Runs the pipeline of ``config_path``; on ``master`` instead of the config's, if given."""
     # loaded here, not at import, so that `streamwarden --help` and `doctor` stay fast
+    from streamwarden.config import load_config
     from streamwarden.pipeline.interrupt import stop_requested_on_signals
-    from streamwarden.pipeline.loading import load_pipeline_config, on_master
+    from streamwarden.pipeline.loading import on_master
     from streamwarden.spark.permissions import parse_umask, process_umask
 
     if drain and not once:
         raise UsageError("--drain only works with --once: a continuous run never reaches an end")
-    config = load_pipeline_config(config_path)
+    config = load_config(config_path)
     if master is not None:
         config = on_master(config, master)
     # from here on SIGINT and SIGTERM only ask to stop: while Spark starts, too; every file

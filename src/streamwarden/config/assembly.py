@@ -8,7 +8,10 @@ model its name selects, and only then the shell that holds them.
 
 A setting that another kind of the same registry reads is refused naming the kind that was
 chosen (it would be silently ignored otherwise), and a kind whose optional install is missing is
-refused naming the ``pip install`` to run. Nothing here names a kind or an operator.
+refused naming the ``pip install`` to run. Last, the operator checks what only it can
+(``Operator.check``: a declared pattern is built with stand-in conditions, so a pattern that
+cannot be built fails at load, not when the query starts). Nothing here names a kind or an
+operator.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from pydantic import BaseModel, ValidationError
 
 from streamwarden.config.model import PipelineConfig
 from streamwarden.config.problems import describe
+from streamwarden.errors import ConfigError
+from streamwarden.extras import missing_extra
 from streamwarden.history.base import HISTORY_KINDS
 from streamwarden.operators.base import OPERATORS
 from streamwarden.registry import Registry
@@ -79,7 +84,13 @@ def assemble(data: dict[str, Any], base: Path | None) -> tuple[PipelineConfig | 
     except ValidationError as exc:
         problems += [describe(e, data) for e in exc.errors() if _reported(e, failed, parts)]
         return None, problems
-    return (None, problems) if problems else (config, [])
+    if problems:
+        return None, problems
+    try:  # what only the operator can check: a declared pattern's structure, say
+        OPERATORS[config.operator].check(config)
+    except ConfigError as exc:
+        return None, [str(exc)]
+    return config, []
 
 
 def _reported(err: Any, failed: set[str], parts: dict[str, Any]) -> bool:
@@ -118,6 +129,10 @@ def _kind(
                 _other_kinds_setting(err, label, kind, "kind" in raw, registry)
                 or describe(err, data, where)
             )
+        return None
+    command = None if model.extra is None else missing_extra(model.extra)
+    if command is not None:
+        problems.append(f"[{label}] kind = {kind!r} needs the {model.extra} extra: {command}")
         return None
     return settings
 

@@ -8,7 +8,6 @@ Spark would trip over at restart);
 ``installation`` checks what a pipeline starts on (the class archive of Spark's JVM).
 """
 
-
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -7,7 +7,7 @@ cache, where a missing set is fetched from Maven Central on first need):
 - ``kafka``: Spark's Kafka connector and the jars it needs beyond the pyspark wheel, for
   ``spark.jars`` (``build_spark_session(extra_jars=connector_jars())``);
 - ``kafka-broker``: a Kafka broker and its runtime jars, for
-  :class:`~streamwarden.kafka.local_broker.LocalBroker` only (never on Spark's classpath).
+  :class:`~streamwarden.local.broker.LocalBroker` only (never on Spark's classpath).
 
 ``JAVA_HOME`` (the Java that runs the broker, as for Spark's) is read here and nowhere else.
 """

@@ -1,7 +1,7 @@
 """The pipeline runner: source -> validation -> operator -> sinks, with one checkpoint.
 
-``Pipeline`` and ``RunResult`` load on first use (they bring Spark), so that loading and checking
-a pipeline's config (:mod:`streamwarden.pipeline.loading`) stays fast for ``doctor``.
+``Pipeline`` and ``RunResult`` load on first use (they bring the runner's Spark plumbing), so
+that importing the package for its lighter modules (ownership, supervisor rules) stays fast.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What the throwaway servers streamwarden starts on 127.0.0.1 for tests, demos and benchmarks
 share: free ports, and the ``with`` statement over ``start``/``stop``.
 
-The servers themselves (:class:`~streamwarden.kafka.local_broker.LocalBroker`,
-:class:`~streamwarden.history.local_postgres.LocalPostgres`,
-:class:`~streamwarden.spark.standalone.LocalStandaloneCluster`) are real programs users run,
+The servers themselves (:class:`~streamwarden.local.broker.LocalBroker`,
+:class:`~streamwarden.local.postgres.LocalPostgres`,
+:class:`~streamwarden.local.cluster.LocalStandaloneCluster`) are real programs users run,
 started from their own distributions; each knows how its program starts, answers and stops.
 """
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from streamwarden.cli.demo_kafka import kafka_demo_command
+from streamwarden.local.demo_kafka import kafka_demo_command
 
 pytestmark = pytest.mark.spark
 

@@ -22,21 +22,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from streamwarden.cli.console import ProgressPrinter
-from streamwarden.cli.demo_folder import replace_demo_folder
-from streamwarden.cli.demo_sessions import demo_traffic
 from streamwarden.cli.logs import spark_logging_to
-from streamwarden.config import PipelineConfig
+from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.doctor.connections import required_jars
 from streamwarden.errors import UsageError
 from streamwarden.kafka.cluster import QUIET, error_text
-from streamwarden.kafka.local_broker import LocalBroker
-from streamwarden.kafka.producer import produce_lines
+from streamwarden.local.broker import LocalBroker
+from streamwarden.local.demo_folder import replace_demo_folder
+from streamwarden.local.demo_sessions import demo_traffic
+from streamwarden.local.generator import TrafficSummary, generate_traffic
+from streamwarden.local.producer import produce_lines
 from streamwarden.monitoring.summary import source_lag
 from streamwarden.operators.base import BatchStats, account_run
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.runner import user_input_rows
-from streamwarden.sources.generator import TrafficSummary, generate_traffic
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,7 +60,7 @@ def kafka_demo_config(out: Path, bootstrap_servers: str, *, rate: int) -> Pipeli
     """The sessions demo's pipeline (45 minutes of allowed lateness, url lists) from the
     ``pageviews`` topic to the ``sessions`` and ``dead-letters`` topics, a batch every second
     of at most two seconds of produced records."""
-    return parse_pipeline_config(
+    return parse_config(
         {
             "name": "demo-kafka",
             "source": {

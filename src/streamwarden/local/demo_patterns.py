@@ -10,17 +10,16 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from streamwarden.cli.console import ProgressPrinter
-from streamwarden.cli.demo_folder import replace_demo_folder
 from streamwarden.cli.logs import spark_logging_to
-from streamwarden.config import PipelineConfig
+from streamwarden.config import PipelineConfig, parse_config
+from streamwarden.local.demo_folder import replace_demo_folder
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.operators.base import BatchStats
 from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account_patterns, read_output
 from streamwarden.sinks.parquet import batch_dir_name, parquet_folder
 from streamwarden.sources.files import landing_folder
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -32,7 +31,7 @@ SCAN = "url LIKE '/scan/%'"
 
 def patterns_demo_config(out: Path) -> PipelineConfig:
     """Two scans of different hosts by one actor within 30 minutes, skip past last event."""
-    return parse_pipeline_config(
+    return parse_config(
         {
             "name": "demo-patterns",
             "operator": "patterns",

@@ -27,7 +27,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from streamwarden.errors import LocalServerError
-from streamwarden.local_server import LocalServer, free_ports
+from streamwarden.local.server import LocalServer, free_ports
 
 __all__ = ["LocalPostgres", "postgres_bin"]
 

@@ -31,9 +31,9 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from streamwarden.errors import LocalBrokerError
-from streamwarden.kafka.broker_config import BrokerSetup, new_cluster_id, write_broker_files
 from streamwarden.kafka.jars import broker_jars, java_executable
-from streamwarden.local_server import LocalServer, free_ports
+from streamwarden.local.broker_config import BrokerSetup, new_cluster_id, write_broker_files
+from streamwarden.local.server import LocalServer, free_ports
 
 __all__ = ["LocalBroker"]
 

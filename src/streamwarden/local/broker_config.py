@@ -1,6 +1,6 @@
 """The files a local single-node Kafka broker starts from: ``server.properties`` (KRaft, the
 broker and its controller in one process) and a log4j2 configuration, plus the free ports and
-the cluster id it needs. Pure file writing; :mod:`streamwarden.kafka.local_broker` runs it.
+the cluster id it needs. Pure file writing; :mod:`streamwarden.local.broker` runs it.
 """
 
 from __future__ import annotations

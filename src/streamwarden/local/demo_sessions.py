@@ -7,15 +7,14 @@ from datetime import timedelta
 from pathlib import Path
 
 from streamwarden.cli.console import ProgressPrinter
-from streamwarden.cli.demo_folder import replace_demo_folder
 from streamwarden.cli.logs import spark_logging_to
-from streamwarden.config import PipelineConfig
+from streamwarden.config import PipelineConfig, parse_config
+from streamwarden.local.demo_folder import replace_demo_folder
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
-from streamwarden.pipeline.loading import parse_pipeline_config
 from streamwarden.pipeline.outputs import account, final_sessions, read_output
 from streamwarden.sinks.parquet import parquet_folder
 from streamwarden.sources.files import landing_folder
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
 
 __all__ = ["demo_traffic", "sessions_demo_command", "sessions_demo_config"]
 
@@ -39,7 +38,7 @@ def demo_traffic(*, events: int, users: int, seed: int, files: int) -> TrafficSp
 
 def sessions_demo_config(out: Path) -> PipelineConfig:
     """The demo pipeline: the defaults plus 45 minutes of allowed lateness and url lists."""
-    return parse_pipeline_config(
+    return parse_config(
         {
             "name": "demo-sessions",
             "source": {"path": str(out / "landing"), "max_files_per_trigger": 1},

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from streamwarden.cli.demo_folder import MARKER, replace_demo_folder
-from streamwarden.cli.demo_patterns import patterns_demo_command
-from streamwarden.cli.demo_sessions import sessions_demo_command
 from streamwarden.cli.main import main
 from streamwarden.errors import UsageError
+from streamwarden.local.demo_folder import MARKER, replace_demo_folder
+from streamwarden.local.demo_patterns import patterns_demo_command
+from streamwarden.local.demo_sessions import sessions_demo_command
 
 
 def test_a_folder_with_files_the_demo_did_not_make_is_refused_and_kept(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 
 from streamwarden.errors import LocalBrokerError
-from streamwarden.kafka.local_broker import LocalBroker
+from streamwarden.local.broker import LocalBroker
 
 #: How long a reader waits for records that should be there.
 READ_TIMEOUT_S = 30.0

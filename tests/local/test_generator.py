@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from streamwarden.errors import UsageError
-from streamwarden.sources.generator import TrafficSpec, generate_traffic
+from streamwarden.local.generator import TrafficSpec, generate_traffic
 
 SPEC = TrafficSpec(
     users=50,

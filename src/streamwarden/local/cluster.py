@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from streamwarden.errors import EngineError
-from streamwarden.local_server import LocalServer, free_ports
+from streamwarden.local.server import LocalServer, free_ports
 from streamwarden.spark.network import LOOPBACK
 
 __all__ = ["ExecutorProcess", "LocalStandaloneCluster", "spark_home"]
