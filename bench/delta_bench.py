@@ -30,9 +30,9 @@ from typing import Any
 import sessions_bench as bench
 
 from streamwarden.config import parse_config
-from streamwarden.doctor.connections import required_jars, session_conf
 from streamwarden.operators.base import account_run
 from streamwarden.pipeline import Pipeline
+from streamwarden.plan import PipelinePlan
 from streamwarden.sinks import delta_log
 from streamwarden.sinks.delta import DeltaBatchSink
 from streamwarden.sinks.parquet import ParquetBatchSink
@@ -139,8 +139,8 @@ def main() -> None:
     spark = build_spark_session(
         app_name="streamwarden-delta-bench",
         shuffle_partitions=args.shuffle_partitions,
-        extra_conf={"spark.driver.memory": "6g", **session_conf(probe)},
-        extra_jars=required_jars(probe),
+        extra_conf={"spark.driver.memory": "6g", **PipelinePlan.of(probe).spark_conf()},
+        extra_jars=PipelinePlan.of(probe).jars,
     )
     document: dict[str, Any] = {"args": vars(args), "load_before": os.getloadavg(), "runs": {}}
     ok = True

@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("validation",),  # raw records -> validated events or dead letters
     ("operators", "testing"),  # the operator contract, each operator, and their testers
     ("config",),  # the pipeline's config, assembled from the registries of parts
+    ("plan",),  # one plan per run: the parts a config selects, their jars, settings and checks
     ("checkpoints", "monitoring", "doctor"),  # read, watch and diagnose what runs
     ("pipeline",),  # source -> validation -> operator -> sinks, watched and diagnosed
     # the command line, the public API, and what runs only here: local servers, the traffic

@@ -49,9 +49,9 @@ def test_a_files_pipeline_s_path_imports_no_extra_s_module():
     code = (
         "import sys, json\n"
         "from streamwarden.config import load_config\n"
-        "from streamwarden.doctor.connections import required_jars\n"
+        "from streamwarden.plan import PipelinePlan\n"
         "import streamwarden.cli.main, streamwarden.cli.run, streamwarden.pipeline.runner\n"
-        f"assert required_jars(load_config({config!r})) == ()\n"
+        f"assert PipelinePlan.of(load_config({config!r})).jars == ()\n"
         f"print(json.dumps(sorted(m for m in {EXTRA_MODULES!r} if m in sys.modules)))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -15,6 +15,7 @@ from streamwarden.config.model import PipelineConfig
 from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.operators.sessions.operator import SessionBatchStats as BatchStats
 from streamwarden.pipeline.runner import ticks_dir
+from streamwarden.plan import PipelinePlan
 from tests.config.test_loader import MINIMAL, write
 from tests.config.test_pattern_config import PATTERN
 
@@ -118,7 +119,7 @@ def test_seven_digit_counts_fit_their_columns_of_a_patterns_line(tmp_path):
 
 
 def test_the_running_line_names_the_dead_letters_sink_too(sessions_config, tmp_path, capsys):
-    _announce(sessions_config, tmp_path / "pipeline.toml")(None)
+    _announce(PipelinePlan.of(sessions_config), tmp_path / "pipeline.toml")(None)
     line = capsys.readouterr().out.splitlines()[0]
     out = tmp_path / "out"
     assert f"-> {out / 'sessions'}, dead letters: {out / 'dead'} (Spark log:" in line

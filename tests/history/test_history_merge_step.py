@@ -11,12 +11,12 @@ import pytest
 from pyspark.sql.types import StructType
 
 from streamwarden.doctor import diagnose
-from streamwarden.doctor.connections import check_connections
 from streamwarden.errors import ConfigError
 from streamwarden.history.base import Wanted
 from streamwarden.operators.sessions.api import SESSION_SHAPE, session_rows
 from streamwarden.operators.sessions.history import HistoryMerge, open_history
 from streamwarden.operators.sessions.params import SessionParams
+from streamwarden.plan import PipelinePlan
 from streamwarden.sinks import delta_log
 from streamwarden.sinks.base import open_sink
 from tests.history.support import STORES, history_config
@@ -136,7 +136,7 @@ def test_a_delta_sessions_table_without_url_times_is_refused_before_the_run(
     with pytest.raises(
         ConfigError, match=r"has no url_times column.*\[history\] kind = \"postgres\""
     ):
-        check_connections(config)
+        PipelinePlan.of(config).check_connections()
     [finding] = [f for f in diagnose(config) if f.code.startswith("history-store")]
     assert finding.code == "history-store-io-setup"
     without_urls = history_config(tmp_path, "delta", None, None, "unused", collect_urls=False)

@@ -58,9 +58,9 @@ def jars_command(args: argparse.Namespace) -> int:
     jars = [str(engine_jar_path())]
     if args.config is not None:
         from streamwarden.config import load_config
-        from streamwarden.doctor.connections import required_jars
+        from streamwarden.plan import PipelinePlan
 
-        jars += required_jars(load_config(args.config))
+        jars += PipelinePlan.of(load_config(args.config)).jars
     print(",".join(jars) if args.comma else "\n".join(jars))
     return 0
 

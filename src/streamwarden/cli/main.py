@@ -26,9 +26,9 @@ from streamwarden.cli import (
     submit,
 )
 from streamwarden.cli.arguments import Command
-from streamwarden.cli.logs import keep_pyspark_traces_off_the_terminal, log_to_file
 from streamwarden.errors import StreamwardenError
 from streamwarden.spark.jvm import java_message
+from streamwarden.spark.log_file import keep_pyspark_traces_off_the_terminal, log_to_file
 from streamwarden.spark.permissions import PRIVATE_UMASK, parse_umask, process_umask
 
 __all__ = ["COMMANDS", "build_parser", "main"]

@@ -30,9 +30,9 @@ def maintain_command(args: argparse.Namespace) -> int:
     from streamwarden.checkpoints.run_lock import refuse_if_held
     from streamwarden.cli.offline import offline_spark
     from streamwarden.config import load_config
-    from streamwarden.doctor.connections import required_jars, session_conf
     from streamwarden.errors import UsageError
     from streamwarden.pipeline.maintain import delta_targets, maintain
+    from streamwarden.plan import PipelinePlan
     from streamwarden.settings.units import parse_duration
 
     config = load_config(args.config)
@@ -43,7 +43,8 @@ def maintain_command(args: argparse.Namespace) -> int:
     if not delta_targets(config):
         raise UsageError(f"pipeline {config.name!r} writes no Delta table: nothing to maintain")
     refuse_if_held(config.checkpoint.path, "streamwarden maintain")  # before the JVM starts
-    spark = offline_spark("maintain", conf=session_conf(config), jars=required_jars(config))
+    plan = PipelinePlan.of(config)
+    spark = offline_spark("maintain", conf=plan.spark_conf(), jars=plan.jars)
     for done in maintain(
         spark, config, retain=retain, optimize=not args.no_optimize, vacuum=not args.no_vacuum
     ):

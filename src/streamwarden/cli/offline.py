@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from streamwarden.cli.logs import spark_logging_to
+from streamwarden.spark.log_file import spark_logging_to
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.cli.doctor import preflight
-from streamwarden.cli.logs import spark_logging_to
 from streamwarden.errors import UsageError
 
 if TYPE_CHECKING:
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
     from streamwarden.monitoring.failures import QueryFailure
     from streamwarden.pipeline.interrupt import StopRequest
     from streamwarden.pipeline.runner import RunResult
+    from streamwarden.plan import PipelinePlan
 
 __all__ = ["add_run_options", "register", "run_command"]
 
@@ -87,37 +87,25 @@ def _run(
     doctor: bool,
     stop: StopRequest,
 ) -> RunResult:
-    from streamwarden.checkpoints.run_lock import refuse_if_held
     from streamwarden.cli.console import ProgressPrinter
-    from streamwarden.doctor.connections import check_connections, required_jars, session_conf
     from streamwarden.pipeline import Pipeline
-    from streamwarden.pipeline.ownership import check_ownership
-    from streamwarden.spark.permissions import with_umask
+    from streamwarden.plan import PipelinePlan
 
+    plan = PipelinePlan.of(config)
     # each with its own error and exit code: a broker down (1), a topic missing (2)...
-    check_connections(config)
+    plan.check_connections()
     if doctor:
         preflight(config, config_path)
-    # before the JVM starts (~20 s): a checkpoint in use, or one of another pipeline
-    refuse_if_held(config.checkpoint.path, f"pipeline {config.name!r}")
-    if config.checkpoint.path.is_dir():
-        check_ownership(config)
-    spark = spark_logging_to(
-        _log_file(config),
-        app_name=f"streamwarden-{config.name}",
-        master=config.spark.master,
-        shuffle_partitions=config.spark.shuffle_partitions,
-        conf=with_umask(session_conf(config), config.file_umask),
-        jars=required_jars(config),
-    )
+    # the run takes the checkpoint's lock, then starts Spark (its logs into the log file), then
+    # checks the checkpoint belongs to this pipeline: each once, in the runner
     printer = ProgressPrinter(config)
-    pipeline = Pipeline(config, spark)
+    pipeline = Pipeline(plan, log_file=_log_file(config))
     pipeline.on_warning = lambda line: print(f"warning: {line}", file=sys.stderr, flush=True)
     return pipeline.run(
         once=once,
         drain=drain,
         on_progress=printer,
-        on_start=_announce(config, config_path),
+        on_start=_announce(plan, config_path),
         supervise=config.supervisor.enabled,
         on_failure=_say_failure,
         stop=stop,
@@ -141,23 +129,19 @@ def _log_file(config: PipelineConfig) -> Path:
     return config.checkpoint.path.parent / f"{config.name}.log"
 
 
-def _announce(config: PipelineConfig, config_path: Path) -> Callable[[QueryMonitor | None], None]:
+def _announce(plan: PipelinePlan, config_path: Path) -> Callable[[QueryMonitor | None], None]:
     """Prints what runs once the query has started, so that a pipeline that cannot start (a
     bad pattern condition, say) shows only its error. Every sink is named, the dead letters
     too: that is where a record that went missing from the outputs is to be found."""
-    from streamwarden.sinks.base import sink_kind
-    from streamwarden.sources.base import source_of
-
+    config = plan.config
     log_file = _log_file(config)
-    sinks = {name: sink_kind(sink).where(sink) for name, sink in config.sinks.items()}
+    sinks = {name: kind.where(config.sinks[name]) for name, kind in plan.sinks.items()}
     dead_letters = sinks.pop("dead_letters")
     outputs = ", ".join([*sinks.values(), f"dead letters: {dead_letters}"])
-    if config.history is not None:
-        from streamwarden.history.base import HISTORY_KINDS
-
-        store = HISTORY_KINDS[config.history.kind].where(config.history, config.context)
+    if plan.history is not None and config.history is not None:
+        store = plan.history.where(config.history, config.context)
         outputs += f"; history store: {store}"
-    source = source_of(config.source).where(config.source)
+    source = plan.source.where(config.source)
 
     def announce(monitor: QueryMonitor | None) -> None:
         print(

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamwarden.config.model import PipelineConfig
-from streamwarden.doctor.connections import session_conf
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.errors import EngineError
+from streamwarden.plan import PipelinePlan
 from streamwarden.spark.class_archive import archive_for, make_command, users_own
 from streamwarden.spark.session import driver_settings
 
@@ -18,7 +18,9 @@ __all__ = ["archive_of", "check_class_archive", "installation_findings"]
 def archive_of(config: PipelineConfig) -> Path | None:
     """The class archive this config's driver would map (made or not); None when the config's
     own driver options decide class sharing, or there is no Java (the run itself says so)."""
-    settings = driver_settings(master=config.spark.master, extra_conf=session_conf(config))
+    settings = driver_settings(
+        master=config.spark.master, extra_conf=PipelinePlan.of(config).spark_conf()
+    )
     if users_own(settings):
         return None
     try:

@@ -22,9 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from streamwarden.cli.console import ProgressPrinter
-from streamwarden.cli.logs import spark_logging_to
 from streamwarden.config import PipelineConfig, parse_config
-from streamwarden.doctor.connections import required_jars
 from streamwarden.errors import UsageError
 from streamwarden.kafka.cluster import QUIET, error_text
 from streamwarden.local.broker import LocalBroker
@@ -36,6 +34,8 @@ from streamwarden.monitoring.summary import source_lag
 from streamwarden.operators.base import BatchStats, account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.runner import user_input_rows
+from streamwarden.plan import PipelinePlan
+from streamwarden.spark.log_file import spark_logging_to
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -165,7 +165,7 @@ def _start_spark(config: PipelineConfig, log_file: Path) -> SparkSession:
         app_name="streamwarden-demo-kafka",
         master=config.spark.master,
         shuffle_partitions=config.spark.shuffle_partitions,
-        jars=required_jars(config),
+        jars=PipelinePlan.of(config).jars,
     )
 
 

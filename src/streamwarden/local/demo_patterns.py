@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from streamwarden.cli.console import ProgressPrinter
-from streamwarden.cli.logs import spark_logging_to
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.local.demo_folder import replace_demo_folder
 from streamwarden.local.generator import TrafficSpec, generate_traffic
@@ -20,6 +19,7 @@ from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account_patterns, read_output
 from streamwarden.sinks.parquet import batch_dir_name, parquet_folder
 from streamwarden.sources.files import landing_folder
+from streamwarden.spark.log_file import spark_logging_to
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

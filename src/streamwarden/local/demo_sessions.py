@@ -7,7 +7,6 @@ from datetime import timedelta
 from pathlib import Path
 
 from streamwarden.cli.console import ProgressPrinter
-from streamwarden.cli.logs import spark_logging_to
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.local.demo_folder import replace_demo_folder
 from streamwarden.local.generator import TrafficSpec, generate_traffic
@@ -15,6 +14,7 @@ from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account, final_sessions, read_output
 from streamwarden.sinks.parquet import parquet_folder
 from streamwarden.sources.files import landing_folder
+from streamwarden.spark.log_file import spark_logging_to
 
 __all__ = ["demo_traffic", "sessions_demo_command", "sessions_demo_config"]
 

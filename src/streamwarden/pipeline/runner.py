@@ -14,7 +14,6 @@ from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.checkpoint import failure_advice
-from streamwarden.doctor.connections import required_jars, session_conf
 from streamwarden.errors import (
     PatternMissError,
     PipelineError,
@@ -30,7 +29,6 @@ from streamwarden.monitoring.failures import (
     key_named_in,
 )
 from streamwarden.monitoring.monitor import keep_newest
-from streamwarden.operators import operator_of
 from streamwarden.operators.base import BatchStats, OperatorStep
 from streamwarden.pipeline.idle import IdleTicker, prune_ticks_log, read_records, write_tick
 from streamwarden.pipeline.interrupt import StopRequest, stop_requested_on_signals
@@ -38,10 +36,8 @@ from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.quarantine import PoisonList, QuarantinedRecord, mark_quarantined
 from streamwarden.pipeline.result import RunResult, max_event_ms
 from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
-from streamwarden.sources.base import source_of
+from streamwarden.plan import PipelinePlan
 from streamwarden.spark.jvm import java_message
-from streamwarden.spark.permissions import with_umask
-from streamwarden.spark.session import build_spark_session
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -79,13 +75,26 @@ class _Attempt:
 
 class Pipeline:
     """A configured pipeline: its source and the idle ticks through its operator to its sinks.
-    ``spark`` may be given, e.g. by tests sharing a session."""
 
-    def __init__(self, config: PipelineConfig, spark: SparkSession | None = None) -> None:
-        self.config = config
+    Given a config, it makes the config's plan (:class:`~streamwarden.plan.PipelinePlan`); a
+    caller that has one already (``run``, which checked its connections) passes it. ``spark``
+    may be given, e.g. by tests sharing a session; else the plan's session is started when the
+    run holds the checkpoint's lock, its logs going to ``log_file`` if given."""
+
+    def __init__(
+        self,
+        config: PipelineConfig | PipelinePlan,
+        spark: SparkSession | None = None,
+        *,
+        log_file: Path | None = None,
+    ) -> None:
+        #: What the pipeline is made of, worked out once.
+        self.plan = config if isinstance(config, PipelinePlan) else PipelinePlan.of(config)
+        self.config = self.plan.config
         #: The configured operator: its step, stats, watermark delay and drain horizon.
-        self.operator = operator_of(config)
+        self.operator = self.plan.operator
         self._spark = spark
+        self._log_file = log_file
         #: The monitor of the current (or last) run, if monitoring is enabled.
         self.monitor: QueryMonitor | None = None
         #: The batch writer of the running query: it keeps the cause of a failed batch.
@@ -100,19 +109,12 @@ class Pipeline:
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:
-            s = self.config.spark
-            self._spark = build_spark_session(
-                app_name=f"streamwarden-{self.config.name}",
-                master=s.master,
-                shuffle_partitions=s.shuffle_partitions,
-                extra_conf=with_umask(session_conf(self.config), self.config.file_umask),
-                extra_jars=required_jars(self.config),
-            )
+            self._spark = self.plan.spark_session(self._log_file)
         return self._spark
 
     def _sweep(self, result: RunResult) -> None:
         """Moves aside input Spark cannot read exactly once, before Spark lists it."""
-        for line in source_of(self.config.source).sweep(self.config.source, self.config.context):
+        for line in self.plan.source.sweep(self.config.source, self.config.context):
             result.set_aside.append(line)
             self._warn(line)
 
@@ -358,7 +360,7 @@ class Pipeline:
 
     def _run(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
         result = RunResult()
-        source_of(self.config.source).before_start(self.config.source, self.config.context)
+        self.plan.source.before_start(self.config.source, self.config.context)
         self._prune_ticks_log()
         self._sweep(result)
         query = self.start(once=attempt.once)
@@ -402,7 +404,7 @@ class Pipeline:
         if exc is not None:
             message = java_message(exc)
             cause = (self._writer.failure if self._writer else None) or message
-            raise _failure_type(self.config, cause)(self._failure(message))
+            raise _failure_type(self.plan, cause)(self._failure(message))
         return result
 
     def _failure(self, spark_message: str) -> str:
@@ -431,7 +433,7 @@ class Pipeline:
             result.add(progress, stats)
             if attempt.on_progress is not None:
                 attempt.on_progress(progress, stats)
-            source_of(self.config.source).after_batch(self.config.source, self.config.context)
+            self.plan.source.after_batch(self.config.source, self.config.context)
             self._prune_ticks_log()
             if ticker is not None:
                 ticker.observe(
@@ -453,11 +455,11 @@ def _listening(stop: StopRequest | None) -> Iterator[StopRequest]:
         yield request
 
 
-def _failure_type(config: PipelineConfig, cause: str) -> type[PipelineError]:
+def _failure_type(plan: PipelinePlan, cause: str) -> type[PipelineError]:
     """The error a failed query raises, which decides whether the supervisor restarts it: not
     when the source explains the failure (records gone from it) or when a pattern's
     ``throw_on_miss`` asked for the stop; a restart would repeat either."""
-    if source_of(config.source).advice(config.source, cause) is not None:
+    if plan.source.advice(plan.config.source, cause) is not None:
         return SourceRecordsLostError
     if SKIP_MISS in cause:
         return PatternMissError

@@ -1,4 +1,4 @@
-"""Where a command's logs go: one file, named in its errors, never the terminal.
+"""Where a run's logs go: one file, named in its errors, never the terminal.
 
 The ``streamwarden`` Python log, PySpark's query-error loggers and the JVM's own output (log4j,
 with any Java trace) all go to one log file, so that the user sees one ``Error: ...`` line (see
