@@ -36,9 +36,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("plan",),  # one plan per run: the parts a config selects, their jars, settings and checks
     ("checkpoints", "monitoring", "doctor"),  # read, watch and diagnose what runs
     ("pipeline",),  # source -> validation -> operator -> sinks, watched and diagnosed
-    # the command line, the public API, and what runs only here: local servers, the traffic
-    # generator, the demos
-    ("cli", "root", "local"),
+    # what runs only here, for demos, tests and benchmarks: local servers, the traffic generator,
+    # the demos
+    ("local",),
+    ("cli", "root"),  # the command line and the public API
 )
 
 #: Modules that sit above their package's layer (none).

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from streamwarden.errors import ConfigError
+from streamwarden.errors import ConfigError, StateError
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.ownership import check_ownership
 from tests.support import pageview, pattern_pipeline_config, pipeline_config, write_batches
@@ -73,3 +73,16 @@ def test_a_pattern_may_change_its_conditions_but_not_its_stages(spark, tmp_path)
     longer = [*stages, {"name": "third", "where": SCAN}]
     with pytest.raises(ConfigError, match="partial matches of another pattern"):
         check_ownership(pattern_pipeline_config(tmp_path, {**PATTERN, "stages": longer}))
+
+
+@pytest.mark.parametrize("written", ["", "{cut", "[]"], ids=["empty", "cut", "no-object"])
+def test_a_damaged_pipeline_record_is_an_error_naming_the_file_and_the_way_out(
+    spark, sessions_run, written
+):
+    root, config, _ = sessions_run
+    record = config.checkpoint.path / "streamwarden" / "pipeline.json"
+    record.write_text(written)
+    with pytest.raises(StateError) as caught:
+        check_ownership(config)
+    message = str(caught.value)
+    assert str(record) in message and "delete the file and run again" in message

@@ -103,6 +103,17 @@ def test_a_failure_is_described_by_the_innermost_cause_spark_names():
     assert error_class_of("pipeline 'p' failed", "PipelineError") == "PipelineError"
 
 
+def test_a_url_in_a_message_is_not_taken_for_a_file():
+    message = (
+        "pipeline 'p' failed: ConcurrentAppendException: Files were added to the root of the "
+        "table by a concurrent update. Please try the operation again. Refer to "
+        "https://docs.delta.io/latest/concurrency-control.html for more details."
+    )
+    assert file_named_in(message) is None
+    both = message + " (while writing file:/out/sessions/part-0001.parquet)"
+    assert file_named_in(both) == "/out/sessions/part-0001.parquet"
+
+
 def test_backoffs_out_of_order_are_a_config_error():
     with pytest.raises(ValueError, match="initial_backoff"):
         SupervisorConfig.model_validate({"initial_backoff": "5m", "max_backoff": "1m"})

@@ -87,8 +87,8 @@ def _run(
     doctor: bool,
     stop: StopRequest,
 ) -> RunResult:
-    from streamwarden.cli.console import ProgressPrinter
     from streamwarden.pipeline import Pipeline
+    from streamwarden.pipeline.console import ProgressPrinter
     from streamwarden.plan import PipelinePlan
 
     plan = PipelinePlan.of(config)

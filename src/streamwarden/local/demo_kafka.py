@@ -21,7 +21,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from streamwarden.cli.console import ProgressPrinter
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.errors import UsageError
 from streamwarden.kafka.cluster import QUIET, error_text
@@ -33,6 +32,7 @@ from streamwarden.local.producer import produce_lines
 from streamwarden.monitoring.summary import source_lag
 from streamwarden.operators.base import BatchStats, account_run
 from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.console import ProgressPrinter
 from streamwarden.pipeline.runner import user_input_rows
 from streamwarden.plan import PipelinePlan
 from streamwarden.spark.log_file import spark_logging_to

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from streamwarden.cli.console import ProgressPrinter
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.local.demo_folder import replace_demo_folder
 from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.operators.base import BatchStats
 from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.console import ProgressPrinter
 from streamwarden.pipeline.outputs import account_patterns, read_output
 from streamwarden.sinks.parquet import batch_dir_name, parquet_folder
 from streamwarden.sources.files import landing_folder

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from streamwarden.cli.console import ProgressPrinter
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.local.demo_folder import replace_demo_folder
 from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
+from streamwarden.pipeline.console import ProgressPrinter
 from streamwarden.pipeline.outputs import account, final_sessions, read_output
 from streamwarden.sinks.parquet import parquet_folder
 from streamwarden.sources.files import landing_folder

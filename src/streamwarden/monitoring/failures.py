@@ -18,7 +18,8 @@ __all__ = ["QueryFailure", "error_class_of", "file_named_in", "key_named_in"]
 #: ``SomeException: message`` at the start of a cause (Java or Python).
 _CLASS = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Exception|Error))\b")
 #: A file a Spark message names: a ``file:`` URI, or an absolute path with an extension.
-_FILE = re.compile(r"(?:file:)?(/[^\s'\",;:]+\.[A-Za-z0-9]+)")
+#: (Not a URL's path: ``https://docs.delta.io/...`` names no file.)
+_FILE = re.compile(r"(?:file:|(?<![\w:/]))(/[^\s'\",;:]+\.[A-Za-z0-9]+)")
 #: A key the engine or a message names: ``key 'u1'`` or ``key=u1``.
 _KEY = re.compile(r"\bkey[= ]'?([^\s',;]+)'?")
 

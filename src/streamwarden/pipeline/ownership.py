@@ -26,7 +26,7 @@ from typing import Any
 from streamwarden.atomic import remove_stale_temporaries, write_atomically
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
-from streamwarden.errors import ConfigError
+from streamwarden.errors import ConfigError, StateError
 from streamwarden.operators import operator_of
 from streamwarden.sinks.base import open_sink, sink_kind
 from streamwarden.sources.base import source_of
@@ -57,9 +57,28 @@ def check_ownership(config: PipelineConfig) -> None:
     record = checkpoint / "streamwarden" / IDENTITY_FILE
     current = identity(config)
     if planned is not None and record.is_file():
-        _compare(config, json.loads(record.read_text(encoding="utf-8")), current)
+        _compare(config, _recorded(record), current)
     write_atomically(record, json.dumps(current, indent=2, sort_keys=True) + "\n")
     remove_stale_temporaries(record.parent)  # of a run killed while writing; nothing reads them
+
+
+def _recorded(record: Path) -> dict[str, Any]:
+    """The pipeline a checkpoint's record names; a :class:`StateError` naming the file when it
+    is not the JSON object a run writes (emptied or cut by hand, or by a full disk)."""
+    try:
+        recorded = json.loads(record.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        problem = f"cannot be read ({exc})"
+    else:
+        if isinstance(recorded, dict):
+            return recorded
+        problem = "holds no JSON object"
+    raise StateError(
+        f"the checkpoint's pipeline record {str(record)!r} {problem}: it says which pipeline "
+        "the checkpoint belongs to. If this config's pipeline wrote the checkpoint, delete the "
+        "file and run again (the run records the pipeline anew); otherwise use a new "
+        "checkpoint.path"
+    )
 
 
 def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str, Any]) -> None:

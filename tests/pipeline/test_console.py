@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from streamwarden.cli.console import ProgressPrinter
 from streamwarden.cli.run import _announce
 from streamwarden.config import load_config
 from streamwarden.config.model import PipelineConfig
 from streamwarden.operators.patterns.step import PatternBatchStats
 from streamwarden.operators.sessions.operator import SessionBatchStats as BatchStats
+from streamwarden.pipeline.console import ProgressPrinter
 from streamwarden.pipeline.runner import ticks_dir
 from streamwarden.plan import PipelinePlan
 from tests.config.test_loader import MINIMAL, write
