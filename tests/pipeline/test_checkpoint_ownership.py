@@ -79,7 +79,7 @@ def test_a_pattern_may_change_its_conditions_but_not_its_stages(spark, tmp_path)
 def test_a_damaged_pipeline_record_is_an_error_naming_the_file_and_the_way_out(
     spark, sessions_run, written
 ):
-    root, config, _ = sessions_run
+    _, config, _ = sessions_run
     record = config.checkpoint.path / "streamwarden" / "pipeline.json"
     record.write_text(written)
     with pytest.raises(StateError) as caught:
