@@ -152,6 +152,10 @@ def test_the_declared_pattern_is_built_stage_by_stage():
         (stages({**BEGIN, "times_max": 3}), "stage 'a': times_max needs times"),
         (stages({**BEGIN, "greedy": True}), "stages.0 ('a'): greedy() needs a looping stage"),
         (
+            stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "greedy": True}),
+            "stage 'b': a greedy loop cannot end a pattern",
+        ),
+        (
             stages(BEGIN, {"name": "b", "where": "true", "until": "true"}),
             "stages.1 ('b'): until() needs a looping stage",
         ),

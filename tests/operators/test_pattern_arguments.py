@@ -98,6 +98,16 @@ def test_a_pattern_method_given_the_right_types_builds_the_stage() -> None:
     assert pattern.window == timedelta(minutes=5)
 
 
+def test_a_greedy_loop_at_the_end_of_a_pattern_is_refused_as_flink_sql_does(spark: Any) -> None:
+    # Flink CEP's own GreedyITCase expected the longest run once, every prefix now
+    # (testEndWithZeroOrMoreGreedy): which prefixes match is no settled rule, so it is refused
+    loop = A.where(F.lit(True)).followed_by("b").where(F.lit(True)).one_or_more()
+    with pytest.raises(PatternError, match=r"stage 'b': a greedy loop cannot end a pattern"):
+        loop.greedy().within(timedelta(minutes=5)).check()
+    closed = loop.greedy().followed_by("c").where(F.lit(True)).within(timedelta(minutes=5))
+    closed.check()  # a greedy loop followed by a stage is Flink's documented use
+
+
 def test_times_from_zero_makes_the_stage_optional_as_flink_does() -> None:
     stage = A.times(0, 2).stages[0]
     assert (stage.min_times, stage.max_times, stage.optional) == (1, 2, True)

@@ -70,7 +70,7 @@ def _sequence(
             else:
                 condition = _STAND_IN if conditions is None else conditions[stage.name]
                 pattern = _with_stage(pattern, stage, condition, until)
-            pattern.within(within).check()
+            pattern.within(within).check(complete=False)
         except PatternError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     assert pattern is not None  # the config model refuses an empty list of stages

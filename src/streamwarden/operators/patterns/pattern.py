@@ -464,8 +464,10 @@ class Pattern:
         """The stages' names, first to last."""
         return tuple(s.name for s in self.stages)
 
-    def check(self) -> None:
-        """Raises :class:`PatternError` if the pattern cannot run (e.g. it has no deadline)."""
+    def check(self, *, complete: bool = True) -> None:
+        """Raises :class:`PatternError` if the pattern cannot run (e.g. it has no deadline).
+        ``complete = False`` checks a pattern that more stages will follow (a config's pattern
+        as it is built, stage by stage): what only the last stage decides is left out."""
         if self.window is None:
             raise PatternError(
                 "the pattern has no deadline: add .within(timedelta(...)); without one a "
@@ -477,6 +479,12 @@ class Pattern:
         if bits > 62:
             raise PatternError(
                 f"a pattern has at most 62 stages and until() conditions, this one {bits}"
+            )
+        if complete and self._last.greedy:
+            raise PatternError(
+                f"stage {self._last.name!r}: a greedy loop cannot end a pattern, as in Flink "
+                "SQL (Flink CEP's answer for one has changed between versions: the longest run, "
+                "or every prefix); follow it with a stage, or drop greedy()"
             )
         for stage in self.stages:
             if not stage.conditions and not stage.alternatives:
