@@ -151,7 +151,7 @@ def _other_kinds_setting(
         return f"{label}.{name} is not a setting of kind {kind!r}; remove it"
     return (
         f"{label}.{name} is not a setting of kind {kind!r} (the default); remove it, or set "
-        f"{label}.kind = {owners[0]!r}".replace(f"= '{owners[0]}'", f'= "{owners[0]}"')
+        f'{label}.kind = "{owners[0]}"'
     )
 
 

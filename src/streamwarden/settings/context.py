@@ -17,12 +17,13 @@ from streamwarden.settings.kafka import KafkaConfig
 __all__ = ["RunContext", "pipeline_id"]
 
 
-def pipeline_id(name: str, checkpoint: Path) -> str:
+def pipeline_id(name: str, checkpoint: Path, *parts: str) -> str:
     """An identity of the pipeline that stays the same across its runs: its name and its
-    checkpoint's path (one pipeline per checkpoint), so that two pipelines never share one.
-    Transactional sinks record it with each batch they commit."""
+    checkpoint's path (one pipeline per checkpoint), so that two pipelines never share one;
+    ``parts`` (an output's name) between them name one of its writers. Transactional sinks
+    record it with each batch they commit."""
     where = hashlib.sha256(str(checkpoint.resolve()).encode()).hexdigest()[:12]
-    return f"streamwarden.{name}.{where}"
+    return ".".join(("streamwarden", name, *parts, where))
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ driver's producer's (see BENCHMARKS.md), not the executors'.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -39,7 +38,7 @@ from pydantic import Field
 from streamwarden.errors import SinkError
 from streamwarden.kafka.cluster import QUIET, error_text, require_topics
 from streamwarden.settings.base import KindSettings
-from streamwarden.settings.context import RunContext
+from streamwarden.settings.context import RunContext, pipeline_id
 from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape
 
 if TYPE_CHECKING:
@@ -364,8 +363,7 @@ def read_topic(spark: SparkSession, kafka: KafkaConfig, topic: str, schema: str)
 def _default_id(context: RunContext, name: str) -> str:
     """Stable for a pipeline and a sink: its name and its checkpoint's path (one pipeline per
     checkpoint), so two pipelines never fence each other."""
-    where = hashlib.sha256(str(context.checkpoint.resolve()).encode()).hexdigest()[:12]
-    return f"streamwarden.{context.name}.{name}.{where}"
+    return pipeline_id(context.name, context.checkpoint, name)
 
 
 def _topic(settings: KindSettings) -> str:
