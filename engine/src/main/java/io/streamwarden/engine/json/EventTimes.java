@@ -15,6 +15,10 @@ import org.apache.spark.unsafe.types.UTF8String;
  * leap second ({@code :60}) reads as the last millisecond of its minute; digits past the
  * millisecond are cut off (times are kept in milliseconds). Refused: a time without a zone (its
  * instant is unknown), week and ordinal dates, {@code 24:00}, years outside 0001..9999.
+ *
+ * <p>{@link #parseMicros} reads the same texts into epoch microseconds (Spark's TIMESTAMP), a
+ * leap second as the last microsecond of its minute and digits past the microsecond cut off;
+ * its bounds are the same instants, {@link #MIN_MS} to the last microsecond of {@link #MAX_MS}.
  */
 public final class EventTimes {
   /** 0001-01-01T00:00:00Z: the earliest event time accepted. */
@@ -24,7 +28,9 @@ public final class EventTimes {
   /** What {@link #parseMillis} returns for a text that is not an accepted time. */
   public static final long INVALID = Long.MIN_VALUE;
 
-  private static final long DAY_MS = 86_400_000L;
+  private static final long DAY_US = 86_400_000_000L;
+  private static final long MIN_US = MIN_MS * 1000;
+  private static final long MAX_US = MAX_MS * 1000 + 999;
 
   private EventTimes() {}
 
@@ -33,7 +39,18 @@ public final class EventTimes {
     return text == null ? INVALID : parse(text.toString());
   }
 
+  /** Epoch microseconds of an ISO-8601 / RFC 3339 time with a zone, or {@link #INVALID}. */
+  public static long parseMicros(UTF8String text) {
+    return text == null ? INVALID : parseMicros(text.toString());
+  }
+
   static long parse(String s) {
+    long micros = parseMicros(s);
+    return micros == INVALID ? INVALID : Math.floorDiv(micros, 1000);
+  }
+
+  /** Epoch microseconds of the text (which a caller may hand over without a String), or INVALID. */
+  static long parseMicros(CharSequence s) {
     Cursor c = new Cursor(s);
     boolean basic = s.length() > 4 && Character.isDigit(s.charAt(4));
     int year = c.digits(4);
@@ -78,9 +95,9 @@ public final class EventTimes {
     } catch (DateTimeException e) {
       return INVALID;
     }
-    long millis = second == 60 ? 59_999 : second * 1000L + nanos / 1_000_000L;
-    long ms = epochDay * DAY_MS + (hour * 60L + minute - offsetMinutes) * 60_000L + millis;
-    return ms < MIN_MS || ms > MAX_MS ? INVALID : ms;
+    long micros = second == 60 ? 59_999_999 : second * 1_000_000L + nanos / 1000L;
+    long us = epochDay * DAY_US + (hour * 60L + minute - offsetMinutes) * 60_000_000L + micros;
+    return us < MIN_US || us > MAX_US ? INVALID : us;
   }
 
   /** The zone's offset in minutes east of UTC, or Long.MIN_VALUE if there is none. */
@@ -108,11 +125,11 @@ public final class EventTimes {
 
   /** Reads a text left to right; any miss sets {@link #failed}. */
   private static final class Cursor {
-    final String s;
+    final CharSequence s;
     int pos;
     boolean failed;
 
-    Cursor(String s) {
+    Cursor(CharSequence s) {
       this.s = s;
     }
 
