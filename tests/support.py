@@ -16,6 +16,17 @@ from typing import Any
 
 from streamwarden.config import PipelineConfig, parse_config
 
+#: The schema of :func:`pageview` records, as most pipeline tests declare it.
+PAGEVIEW_SCHEMA: dict[str, Any] = {
+    "key": "user_id",
+    "time": "ts",
+    "fields": "user_id STRING, ts BIGINT, page_number INT, url STRING",
+    "required": ["page_number"],
+    "checks": {"page_number": {"min": 1, "max": 300}},
+}
+#: Each session's first and last url, as the pageview tests read them.
+PAGEVIEW_AGGREGATES = {"first_url": "first(url)", "last_url": "last(url)"}
+
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T0_MS = 1767225600000
 
@@ -66,8 +77,10 @@ def write_batches(landing: Path, batches: list[list[str]], *, first_index: int =
 
 
 def pipeline_config(root: Path, **sections: Any) -> PipelineConfig:
-    """A pipeline over ``root/landing`` writing under ``root``; ``sections`` override parts."""
+    """A pipeline of pageviews (:data:`PAGEVIEW_SCHEMA`) over ``root/landing`` writing under
+    ``root``; ``sections`` override parts (``schema`` replaces the whole schema)."""
     data: dict[str, Any] = {
+        "sessions": {"aggregates": PAGEVIEW_AGGREGATES},
         "source": {"path": str(root / "landing"), "max_files_per_trigger": 1},
         "sinks": {
             "sessions": {"path": str(root / "sessions")},
@@ -78,6 +91,7 @@ def pipeline_config(root: Path, **sections: Any) -> PipelineConfig:
     }
     for key, value in sections.items():
         data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    data["schema"] = sections.get("schema", PAGEVIEW_SCHEMA)
     return parse_config(data, origin="test")
 
 
@@ -92,6 +106,7 @@ def pattern_pipeline_config(
     data: dict[str, Any] = {
         "name": "patterns-test",
         "operator": "patterns",
+        "schema": PAGEVIEW_SCHEMA,
         "source": {"path": str(root / "landing"), "max_files_per_trigger": 1},
         "patterns": patterns,
         "sinks": {**sinks, "dead_letters": {"path": str(root / "dead_letters")}},

@@ -26,8 +26,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # questions to a cluster)
     ("errors", "registry", "extras", "atomic", "spark", "_engine", "kafka"),
     # the building blocks of every part's settings: value types, units, defaults, secrets, the
-    # shared [kafka] connection, the run context a part receives
-    ("settings",),
+    # shared [kafka] connection, the run context a part receives; the records' declared schema
+    ("settings", "schema"),
     # contracts and their kinds, each kind with its own settings model; the history store
     ("sources", "sinks", "history"),
     ("validation",),  # raw records -> validated events or dead letters

@@ -3,7 +3,7 @@
 The public API, importable from here (loaded on first use, so that the command line starts
 without importing Spark)::
 
-    from streamwarden import build_spark_session, sessionize, SessionParams
+    from streamwarden import Schema, validate, sessionize, SessionParams, build_spark_session
     from streamwarden import detect, Pattern, PatternOptions, AfterMatch
 
 The pipeline runner is :class:`streamwarden.pipeline.Pipeline` with a config from
@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from streamwarden.config import load_config
     from streamwarden.operators.patterns import AfterMatch, Pattern, PatternOptions, detect
     from streamwarden.operators.sessions import SessionizeResult, SessionParams, sessionize
+    from streamwarden.operators.sessions.aggregates import AGGREGATE_FUNCTIONS
     from streamwarden.pipeline import Pipeline
+    from streamwarden.schema import Schema
     from streamwarden.spark.session import build_spark_session
+    from streamwarden.validation.api import Validated, validate
 
 try:
     __version__ = version("streamwarden")
@@ -38,21 +41,29 @@ _HOMES = {
     "sessionize": "streamwarden.operators.sessions",
     "Pipeline": "streamwarden.pipeline",
     "load_config": "streamwarden.config",
+    "Schema": "streamwarden.schema",
+    "AGGREGATE_FUNCTIONS": "streamwarden.operators.sessions.aggregates",
+    "Validated": "streamwarden.validation.api",
+    "validate": "streamwarden.validation.api",
     "build_spark_session": "streamwarden.spark.session",
 }
 
 __all__ = [
+    "AGGREGATE_FUNCTIONS",
     "AfterMatch",
     "Pattern",
     "PatternOptions",
     "Pipeline",
+    "Schema",
     "SessionParams",
     "SessionizeResult",
+    "Validated",
     "__version__",
     "build_spark_session",
     "detect",
     "load_config",
     "sessionize",
+    "validate",
 ]
 
 

@@ -1,9 +1,12 @@
 """``streamwarden generate``: traffic for trying a pipeline, written so that a pipeline reading
-the folder takes every record of every call, on time."""
+the folder takes every record of every call, on time; ``--example`` writes another example's
+data, by default into that example's own landing folder."""
 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -12,12 +15,14 @@ from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account
 from tests.support import pipeline_config
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
 
 def records(folder, prefix: str) -> list[str]:
     return [
         line
         for path in sorted(folder.glob(f"{prefix}-*.jsonl"))
-        for line in path.read_text().splitlines()
+        for line in path.read_bytes().decode("utf-8", "replace").splitlines()
     ]
 
 
@@ -128,3 +133,83 @@ def test_ctrl_c_says_the_files_already_written_stay(tmp_path, monkeypatch, capsy
     monkeypatch.setattr(generator, "generate_traffic", interrupted)
     assert main(["generate", str(tmp_path / "landing")]) == 130
     assert capsys.readouterr().err == "Interrupted; files already written stay, whole.\n"
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A folder with the example configs in examples/, as a checkout's root: the current one."""
+    shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns("*.jsonl"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("example", "landing"),
+    [
+        ("payments", "examples/payments/landing"),
+        ("logins", "examples/logins/landing"),
+        ("pageviews", "examples/landing"),
+    ],
+)
+def test_an_example_without_a_folder_goes_into_its_own_landing_folder(
+    checkout, example, landing, capsys
+):
+    assert main(["generate", "--example", example, "--users", "20", "--files", "3"]) == 0
+    written = sorted((checkout / landing).glob("gen-001-*.jsonl"))
+    assert len(written) == 3
+    assert f"in 3 files to {landing}" in capsys.readouterr().out
+
+
+def test_an_example_goes_into_the_folder_given_and_a_second_call_comes_after_the_first(
+    tmp_path, capsys
+):
+    landing = tmp_path / "in"
+    args = ["generate", "--example", "payments", str(landing), "--users", "30", "--files", "4"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("wrote ") and "payments of 30 accounts" in out
+    assert main(args) == 0
+    first, second = records(landing, "gen-001"), records(landing, "gen-002")
+    assert first and second
+    first_mtimes = [p.stat().st_mtime for p in landing.glob("gen-001-*.jsonl")]
+    second_mtimes = [p.stat().st_mtime for p in landing.glob("gen-002-*.jsonl")]
+    assert min(second_mtimes) > max(first_mtimes)
+    assert min(_at(line) for line in second if _at(line)) > max(
+        _at(line) for line in first if _at(line)
+    )
+
+
+def _at(line: str) -> str | None:
+    """A valid payment's time as RFC 3339 text in UTC (they sort as times), else None."""
+    try:
+        at = json.loads(line).get("at")
+    except ValueError:
+        return None
+    return at if isinstance(at, str) and at.startswith("20") and at.endswith("Z") else None
+
+
+def test_the_same_call_writes_the_same_records(tmp_path):
+    for folder in ("a", "b"):
+        assert main(["generate", "--example", "logins", str(tmp_path / folder)]) == 0
+    assert records(tmp_path / "a", "gen-001") == records(tmp_path / "b", "gen-001")
+
+
+def test_neither_a_folder_nor_an_example_is_a_usage_error(capsys):
+    assert main(["generate"]) == 2
+    assert "give the landing folder to write into, or --example NAME" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", [["--events", "10"], ["--late", "0.1"], ["--malformed", "0"]])
+def test_the_pageview_options_are_refused_for_another_example(tmp_path, option, capsys):
+    assert main(["generate", "--example", "payments", str(tmp_path), *option]) == 2
+    assert "is for the pageviews" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_an_example_s_own_folder_needs_the_example_configs(tmp_path, monkeypatch, capsys):
+    from streamwarden.local.examples import catalog
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(catalog, "__file__", str(tmp_path / "a" / "b" / "c" / "d" / "e.py"))
+    assert main(["generate", "--example", "logins"]) == 2
+    assert "run from the root of a checkout" in capsys.readouterr().err

@@ -1,10 +1,14 @@
-"""Helpers for the history tests: a pipeline config with either history store (the Delta
-sessions table, or a table of the test session's PostgreSQL server), reading back every revision
-a run wrote, and sessions computed offline from all events (the oracle)."""
+"""Helpers for the history tests: payments (an account's card payments: ``account``, ``at``,
+``amount``, ``merchant``) with three aggregates, a pipeline config with either history store
+(the Delta sessions table, or a table of the test session's PostgreSQL server), reading back
+every revision a run wrote, and sessions computed offline from all events (the oracle)."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,37 +19,66 @@ from streamwarden.config import PipelineConfig
 from streamwarden.local.postgres import LocalPostgres
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sinks import delta_log
-from tests.support import pipeline_config
+from tests.support import minutes, pipeline_config
 
 PASSWORD_ENV = "STREAMWARDEN_TEST_HISTORY_PASSWORD"
 #: The history store kinds, each history pipeline test runs against both.
 STORES = ("delta", "postgres")
+
+PAYMENTS = {
+    "key": "account",
+    "time": "at",
+    "fields": "account STRING, at TIMESTAMP, amount DOUBLE, merchant STRING",
+}
+PAYMENT_AGGREGATES = {
+    "total": "sum(amount)",
+    "merchants": "count_distinct(merchant)",
+    "first_merchant": "first(merchant)",
+}
+
+
+def payment(account: str, at_minutes: float, amount: float, merchant: str) -> str:
+    """One payment record, ``at_minutes`` after T0."""
+    at = datetime.fromtimestamp(minutes(at_minutes) / 1000, tz=UTC)
+    return json.dumps(
+        {"account": account, "at": at.isoformat(), "amount": amount, "merchant": merchant}
+    )
 
 
 def history_config(
     root: Path,
     store: str,
     postgres: LocalPostgres | None,
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch | None,
     table: str,
+    *,
+    schema: dict[str, Any] = PAYMENTS,
+    aggregates: dict[str, str] = PAYMENT_AGGREGATES,
     **sessions: Any,
 ) -> PipelineConfig:
-    """A sessions pipeline under ``root`` whose history store is its Delta sessions table
-    (``store = "delta"``, ``[history]`` with nothing but the default kind) or ``table`` of
-    ``postgres``."""
-    sessions = {"allowed_lateness": "10m", "history_lateness": "3d", **sessions}
+    """A sessions pipeline of ``schema`` (payments by default) with ``aggregates`` under
+    ``root``, whose history store is its Delta sessions table (``store = "delta"``,
+    ``[history]`` with nothing but the default kind) or ``table`` of ``postgres``."""
+    sessions = {
+        "allowed_lateness": "10m",
+        "history_lateness": "3d",
+        "aggregates": aggregates,
+        **sessions,
+    }
     if store == "delta":
         return pipeline_config(
             root,
             name="history-test",
+            schema=schema,
             sessions=sessions,
             history={},
             sinks={"sessions": {"kind": "delta", "path": str(root / "sessions")}},
         )
-    assert postgres is not None
+    assert postgres is not None and monkeypatch is not None
     monkeypatch.setenv(PASSWORD_ENV, postgres.password)
     return pipeline_config(
         root,
+        schema=schema,
         sessions=sessions,
         history={
             "kind": "postgres",
@@ -76,25 +109,59 @@ def revisions(spark: SparkSession, config: PipelineConfig) -> DataFrame:
     return union.drop("session_date").dropDuplicates(["session_id", "batch_id"])
 
 
-def offline_sessions(events: list[tuple[str, int]], gap_ms: int) -> set[tuple[str, int, int, int]]:
-    """(user, start_ms, end_ms, pages) of the sessions ``events`` (user, ts_ms) make when all
-    are known at once: maximal runs whose consecutive gaps are under ``gap_ms``."""
-    by_user: dict[str, list[int]] = defaultdict(list)
-    for user, ts in events:
-        by_user[user].append(ts)
-    out = set()
-    for user, times in by_user.items():
-        times.sort()
-        start = prev = times[0]
-        pages = 1
-        for t in times[1:]:
-            if t - prev >= gap_ms:
-                out.add((user, start, prev, pages))
-                start, pages = t, 0
-            prev = t
-            pages += 1
-        out.add((user, start, prev, pages))
+def offline_groups(events: Sequence[tuple[Any, ...]], gap_ms: int) -> list[list[tuple[Any, ...]]]:
+    """The sessions ``events`` ((key, ts_ms, ...) each) make when all are known at once, each
+    as its events in time order: maximal runs whose consecutive gaps are under ``gap_ms``."""
+    by_key: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for e in events:
+        by_key[e[0]].append(e)
+    out = []
+    for evs in by_key.values():
+        evs.sort(key=lambda e: e[1])
+        group = [evs[0]]
+        for e in evs[1:]:
+            if e[1] - group[-1][1] >= gap_ms:
+                out.append(group)
+                group = []
+            group.append(e)
+        out.append(group)
     return out
+
+
+def offline_sessions(
+    events: Sequence[tuple[Any, ...]], gap_ms: int
+) -> set[tuple[str, int, int, int]]:
+    """(key, start_ms, end_ms, events) of the sessions ``events`` make (:func:`offline_groups`)."""
+    return {(g[0][0], g[0][1], g[-1][1], len(g)) for g in offline_groups(events, gap_ms)}
+
+
+def offline_payments(lines: Sequence[str], gap_ms: int) -> set[tuple[Any, ...]]:
+    """(account, start_ms, end_ms, events, total, merchants, first_merchant) of the sessions the
+    payment records ``lines`` make when all are known at once."""
+    events = []
+    for line in lines:
+        p = json.loads(line)
+        at = int(datetime.fromisoformat(p["at"]).timestamp() * 1000)
+        events.append((p["account"], at, p["amount"], p["merchant"]))
+    return {
+        (g[0][0], g[0][1], g[-1][1], len(g), sum(e[2] for e in g), len({e[3] for e in g}),
+         g[0][3])
+        for g in offline_groups(events, gap_ms)
+    }  # fmt: skip
+
+
+def described_payments(rows: Sequence[Any]) -> set[tuple[Any, ...]]:
+    """The sessions ``rows`` (of the sessions output, or a store's) as :func:`offline_payments`
+    describes them."""
+
+    def ms(ts: datetime) -> int:
+        return int(ts.timestamp() * 1000)
+
+    return {
+        (r["account"], ms(r["session_start"]), ms(r["session_end"]), r["event_count"],
+         r["total"], r["merchants"], r["first_merchant"])
+        for r in rows
+    }  # fmt: skip
 
 
 def store_connections(postgres: LocalPostgres) -> int:

@@ -38,6 +38,10 @@ pytestmark = pytest.mark.soak  # a JVM start per kill: minutes on a shared machi
 
 CONFIG_TOML = """
 name = "history-crash"
+[schema]
+key = "user_id"
+time = "ts"
+fields = "user_id STRING, ts BIGINT, page_number INT, url STRING"
 [source]
 path = "landing"
 max_files_per_trigger = 1
@@ -45,6 +49,10 @@ max_files_per_trigger = 1
 gap = "30m"
 allowed_lateness = "10m"
 history_lateness = "3d"
+[sessions.aggregates]
+pages = "count()"
+total_pages = "sum(page_number)"
+urls = "collect_list(url)"
 [history]
 kind = "postgres"
 host = "127.0.0.1"

@@ -39,7 +39,7 @@ from tests.history.support import (
     revisions,
     store_connections,
 )
-from tests.support import spark_settings
+from tests.support import PAGEVIEW_SCHEMA, spark_settings
 
 pytestmark = pytest.mark.soak
 
@@ -55,6 +55,12 @@ SETTINGS = {
 FILES_PER_BATCH = 2
 #: How far a flat series may move between the second and the last third of the run (medians).
 FLAT = 1.5
+#: The pageviews' sessions keep their pages and their first and last pages' numbers.
+AGGREGATES = {
+    "pages": "count(page_number)",
+    "first_page": "first(page_number)",
+    "last_page": "last(page_number)",
+}
 
 
 def restart_state_store_maintenance(spark) -> None:
@@ -77,7 +83,10 @@ def run(request, spark, tmp_path_factory):
     try:
         with spark_settings(spark, SETTINGS), pytest.MonkeyPatch.context() as mp:
             restart_state_store_maintenance(spark)  # its next store runs maintenance as set
-            config = history_config(root, kind, postgres, mp, "history_soak")
+            config = history_config(
+                root, kind, postgres, mp, "history_soak",
+                schema=PAGEVIEW_SCHEMA, aggregates=AGGREGATES,
+            )  # fmt: skip
             source = config.source.model_copy(update={"max_files_per_trigger": FILES_PER_BATCH})
             config = config.model_copy(update={"source": source})
             store = open_history(config)
@@ -113,10 +122,19 @@ def test_late_events_up_to_two_days_late_end_in_their_sessions(run):
     expected = offline_sessions(run["traffic"].events, GAP_MS)
     got = {
         (r["user_id"], int(r["session_start"].timestamp() * 1000),
-         int(r["session_end"].timestamp() * 1000), r["page_count"])
+         int(r["session_end"].timestamp() * 1000), r["event_count"])
         for r in run["final"]
     }  # fmt: skip
     assert got == expected
+
+
+def test_the_aggregates_of_each_final_session_are_those_of_all_its_events(run):
+    """Each visit is pages 1 to 4 in order (:func:`write_late_traffic`), however late some
+    arrive: a session of whole visits counts every page, starts at page 1 and ends at page 4."""
+    assert run["final"]
+    for r in run["final"]:
+        assert r["pages"] == r["event_count"], r
+        assert (r["first_page"], r["last_page"]) == (1, 4), r
 
 
 def test_late_events_were_counted_as_revisions(run):

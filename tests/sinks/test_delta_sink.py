@@ -159,14 +159,16 @@ def test_current_sessions_of_some_users_in_a_time_range(spark, workdir):
         session("d", 0, 2, start=2, user="u3"),
     ]
     sessions_sink(path).write_batch(spark.createDataFrame(rows, SCHEMA), 0)
-    found = current_sessions(spark, DeltaTarget(path=path), ["u1", "u2"], day(1, 13), day(3))
+    found = current_sessions(
+        spark, DeltaTarget(path=path), ["u1", "u2"], day(1, 13), day(3), key="user_id"
+    )
     assert found is not None
     assert sorted(r.session_id for r in found.collect()) == ["a", "c"]
     users = spark.createDataFrame([("u3",)], "user_id string")
-    by_frame = current_sessions(spark, DeltaTarget(path=path), users, day(1), day(9))
+    by_frame = current_sessions(spark, DeltaTarget(path=path), users, day(1), day(9), key="user_id")
     assert by_frame is not None and [r.session_id for r in by_frame.collect()] == ["d"]
     missing = DeltaTarget(path=workdir / "none")
-    assert current_sessions(spark, missing, ["u1"], day(1), day(2)) is None
+    assert current_sessions(spark, missing, ["u1"], day(1), day(2), key="user_id") is None
 
 
 @pytest.mark.soak  # a few seconds each: the default suite keeps the core rules

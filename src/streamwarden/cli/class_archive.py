@@ -73,6 +73,15 @@ def make_archive(folder: Path | None = None) -> Path:
     return target
 
 
+_SCHEMA = """
+[schema]
+key = "user_id"
+time = "ts"
+fields = "user_id STRING, ts BIGINT, page_number INT, url STRING"
+[schema.checks.page_number]
+min = 1
+"""
+
 _SESSIONS = """
 name = "class-archive-sessions"
 [source]
@@ -83,6 +92,9 @@ path = "sessions"
 path = "dead_letters"
 [checkpoint]
 path = "checkpoint"
+[sessions.aggregates]
+first_url = "first(url)"
+urls = "collect_list(url)"
 """
 
 _PATTERNS = """
@@ -120,7 +132,7 @@ def _load_a_run_s_classes(spark: SparkSession, work: Path) -> None:
     for name, text in (("sessions", _SESSIONS), ("patterns", _PATTERNS)):
         root = work / name
         generate_traffic(spec, root / "landing")
-        (root / "pipeline.toml").write_text(text)
+        (root / "pipeline.toml").write_text(text + _SCHEMA)
         Pipeline(load_config(root / "pipeline.toml"), spark).run(once=True, drain=True)
 
 

@@ -1,9 +1,11 @@
-"""``streamwarden demo [sessions|patterns|kafka]``: generated traffic through a pipeline on local
-Spark.
+"""``streamwarden demo [sessions|patterns|kafka] [--example NAME]``: generated data through a
+pipeline on local Spark.
 
-The variants live in :mod:`streamwarden.local.demo_sessions`,
-:mod:`streamwarden.local.demo_patterns` and :mod:`streamwarden.local.demo_kafka`, loaded (with
-Spark) only when the demo runs.
+The pageview variants live in :mod:`streamwarden.local.demo_sessions`,
+:mod:`streamwarden.local.demo_patterns` and :mod:`streamwarden.local.demo_kafka`; the other
+examples' demo (``--example payments``, ``--example logins``: the example's own config over its
+generated data) in :mod:`streamwarden.local.examples.demo`. They are loaded (with Spark) only
+when the demo runs.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.cli.arguments import at_least
+from streamwarden.errors import UsageError
+from streamwarden.local.examples.catalog import EXAMPLES
 
 if TYPE_CHECKING:
     from streamwarden.cli.arguments import Subcommands
@@ -21,6 +25,8 @@ __all__ = ["register"]
 
 #: Default ``--events``: the Kafka variant's is smaller, to finish in a minute or two on 2 cores.
 EVENTS, KAFKA_EVENTS = 60_000, 30_000
+#: Default ``--users`` of the pageviews.
+USERS = 1_000
 
 
 def register(commands: Subcommands) -> None:
@@ -34,6 +40,15 @@ def register(commands: Subcommands) -> None:
         default="sessions",
         help="sessions (default); patterns: actors scanning hosts, matched live; or kafka: "
         "pageviews produced to a local Kafka broker, sessionized live into Kafka topics",
+    )
+    parser.add_argument(
+        "--example",
+        choices=tuple(EXAMPLES),
+        default="pageviews",
+        help="whose data: "
+        + "; ".join(f"{e.name}: {e.about}" for e in EXAMPLES.values())
+        + " (default pageviews, in the variant chosen; the others run their example's config "
+        "in examples/)",
     )
     parser.add_argument(
         "--out",
@@ -51,8 +66,9 @@ def register(commands: Subcommands) -> None:
     parser.add_argument(
         "--users",
         type=at_least(1),
-        default=1_000,
-        help="users the pageviews come from (default: %(default)s)",
+        default=None,
+        help=f"users the pageviews come from (default: {USERS}); the accounts of payments, "
+        "the users of logins (default: 300)",
     )
     parser.add_argument(
         "--seed",
@@ -90,13 +106,16 @@ def register(commands: Subcommands) -> None:
 
 def demo_command(args: argparse.Namespace) -> int:
     """Runs the chosen variant; exit 1 if its accounting does not balance."""
+    if args.example != "pageviews":
+        return _example_demo(args)
+    users = args.users or USERS
     if args.variant == "kafka":
         from streamwarden.local.demo_kafka import kafka_demo_command
 
         return kafka_demo_command(
             args.out,
             events=args.events or KAFKA_EVENTS,
-            users=args.users,
+            users=users,
             seed=args.seed,
             rate=args.rate,
         )
@@ -107,7 +126,7 @@ def demo_command(args: argparse.Namespace) -> int:
         return patterns_demo_command(
             args.out,
             events=events,
-            users=args.users,
+            users=users,
             actors=args.actors,
             seed=args.seed,
             batches=args.batches,
@@ -115,5 +134,22 @@ def demo_command(args: argparse.Namespace) -> int:
     from streamwarden.local.demo_sessions import sessions_demo_command
 
     return sessions_demo_command(
-        args.out, events=events, users=args.users, seed=args.seed, batches=args.batches
+        args.out, events=events, users=users, seed=args.seed, batches=args.batches
+    )
+
+
+def _example_demo(args: argparse.Namespace) -> int:
+    if args.variant != "sessions":
+        raise UsageError(
+            f"--example {args.example} runs examples/{EXAMPLES[args.example].config} as it is; "
+            f"leave out {args.variant!r} (the variants are the pageviews')"
+        )
+    if args.events is not None:
+        raise UsageError(
+            f"--events is for the pageviews; --users sizes the {args.example} example's data"
+        )
+    from streamwarden.local.examples.demo import example_demo_command
+
+    return example_demo_command(
+        args.example, args.out, size=args.users, seed=args.seed, batches=args.batches
     )

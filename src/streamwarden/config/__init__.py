@@ -3,7 +3,6 @@
 from streamwarden.config.loader import load_config, parse_config
 from streamwarden.config.model import (
     CheckpointConfig,
-    FieldNames,
     MonitoringConfig,
     PipelineConfig,
     ResourcesConfig,
@@ -14,7 +13,6 @@ from streamwarden.config.model import (
 
 __all__ = [
     "CheckpointConfig",
-    "FieldNames",
     "MonitoringConfig",
     "PipelineConfig",
     "ResourcesConfig",

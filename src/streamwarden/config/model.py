@@ -19,10 +19,12 @@ from pydantic import AfterValidator, BeforeValidator, Field, SerializeAsAny, mod
 from streamwarden.history.base import HISTORY_KINDS
 from streamwarden.operators.base import OPERATORS
 from streamwarden.operators.settings import DEAD_LETTERS, OperatorSettings
+from streamwarden.schema.model import Schema
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
 from streamwarden.settings.kafka import KafkaConfig
 from streamwarden.settings.paths import overlapping_folders
+from streamwarden.settings.removed import refuse_removed
 from streamwarden.settings.spark_settings import check_conf, check_master
 from streamwarden.settings.types import (
     ConfigFolder,
@@ -34,15 +36,15 @@ from streamwarden.settings.types import (
 )
 from streamwarden.settings.units import off_or, parse_memory
 from streamwarden.spark.permissions import PRIVATE_UMASK, parse_umask
-from streamwarden.validation.settings import FieldNames, ValidationConfig
+from streamwarden.validation.settings import ValidationConfig
 
 __all__ = [
     "CheckpointConfig",
-    "FieldNames",
     "KafkaConfig",
     "MonitoringConfig",
     "PipelineConfig",
     "ResourcesConfig",
+    "Schema",
     "SparkConfig",
     "SupervisorConfig",
     "ValidationConfig",
@@ -184,9 +186,17 @@ def _umask(text: str) -> str:
     return text
 
 
+_REMOVED = {
+    "fields": "declare your records in [schema]: key (the field that keys all state), time "
+    "(the event time), fields (Spark DDL, e.g. 'user_id STRING, ts BIGINT, url STRING'); see "
+    "examples/pageviews.toml",
+}
+
+
 class PipelineConfig(Strict):
-    """A whole pipeline: source -> validation -> operator -> sinks, checkpointed. ``operator``
-    names a registered operator (``sessions``, the default, or ``patterns``), whose section
+    """A whole pipeline: source -> validation -> operator -> sinks, checkpointed. ``schema``
+    declares the records (:class:`~streamwarden.schema.Schema`); ``operator`` names a
+    registered operator (``sessions``, the default, or ``patterns``), whose section
     ``[<operator>]`` is :attr:`section`; ``sinks`` holds one section per output the operator
     declares, ``dead_letters`` among them."""
 
@@ -196,7 +206,7 @@ class PipelineConfig(Strict):
     section: SerializeAsAny[OperatorSettings]
     source: SerializeAsAny[KindSettings]
     kafka: KafkaConfig | None = None
-    fields: FieldNames = FieldNames()
+    schema_: Schema = Field(alias="schema")
     validation: ValidationConfig = ValidationConfig()
     sinks: dict[str, SerializeAsAny[KindSettings]]
     checkpoint: CheckpointConfig
@@ -208,6 +218,22 @@ class PipelineConfig(Strict):
     #: The umask of every file the pipeline writes (outputs, checkpoint, progress log, status,
     #: logs, reports): "077" (the default) leaves them to their owner; "027" lets the group read.
     file_umask: Annotated[str, AfterValidator(_umask)] = PRIVATE_UMASK
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed(cls, data: object) -> object:
+        if isinstance(data, dict) and "schema" not in data:
+            raise ValueError(
+                "a pipeline needs a [schema] section declaring its records: key (the field "
+                "that keys all state), time (the event time) and fields (Spark DDL, e.g. "
+                "'account STRING, at TIMESTAMP, amount DOUBLE'); see examples/payments.toml"
+            )
+        return refuse_removed(data, _REMOVED, "")
+
+    @property
+    def schema(self) -> Schema:  # type: ignore[override]
+        """The records' schema, ``[schema]``."""
+        return self.schema_
 
     @model_validator(mode="after")
     def _parts_fit_together(self) -> PipelineConfig:

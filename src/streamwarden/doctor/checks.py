@@ -22,6 +22,7 @@ from streamwarden.doctor.cluster import check_cluster_storage
 from streamwarden.doctor.connections import connection_findings
 from streamwarden.doctor.exposure import check_exposure
 from streamwarden.doctor.findings import Finding, Severity
+from streamwarden.doctor.input_sample import check_input_sample
 from streamwarden.doctor.memory import JVM_NATIVE, MIB, process_memory
 from streamwarden.errors import StreamwardenError
 from streamwarden.operators.sessions.settings import SessionsConfig
@@ -52,8 +53,10 @@ _NO_DATA = "spark.sql.streaming.noDataMicroBatches.enabled"
 
 def diagnose(config: PipelineConfig, *, connections: bool = True) -> list[Finding]:
     """All findings for ``config``, in check order; without the questions to the source's and
-    sinks' servers when ``connections`` is false (``run`` has asked them already)."""
-    checks = CHECKS if connections else tuple(c for c in CHECKS if c is not connection_findings)
+    sinks' servers and the input sample when ``connections`` is false (``run`` has asked them
+    already, and watches its dead letters itself)."""
+    outside = (connection_findings, check_input_sample)
+    checks = CHECKS if connections else tuple(c for c in CHECKS if c not in outside)
     return [finding for check in checks for finding in check(config)]
 
 
@@ -331,4 +334,5 @@ CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_exposure,
     check_cluster_storage,
     connection_findings,
+    check_input_sample,
 )

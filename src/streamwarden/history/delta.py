@@ -5,8 +5,10 @@ That table already holds one row per session, its latest revision, written exact
 batch by the sessions sink's MERGE (:mod:`streamwarden.sinks.delta`). So this store has no write
 path of its own:
 
-- :meth:`~DeltaHistoryStore.lookup` reads the stored sessions of the wanted users and times from
-  the table (``session_end`` and the ``session_date`` partition prune what it reads);
+- :meth:`~DeltaHistoryStore.lookup` reads the stored sessions of the wanted keys and times from
+  the table (``session_end`` and the ``session_date`` partition prune what it reads): the key's
+  column (the ``[schema]`` key's name) as text, ``session_start``/``session_end`` as epoch
+  milliseconds and the aggregate state column as ``state``;
 - :meth:`~DeltaHistoryStore.apply` writes nothing: the batch's sessions and deletions reach the
   table in the sink's MERGE of that batch, right after the merge step, as one Delta commit made
   idempotent by Delta's transaction ids (``txnAppId`` = the pipeline's id, ``txnVersion`` = the
@@ -14,16 +16,18 @@ path of its own:
 - a replayed batch (:meth:`~DeltaHistoryStore.applied`) is answered by time travel: when the
   table's log holds the batch's commit, the lookups of that batch read the table as of the
   version before that commit, so the merge sees what it saw the first time and, being
-  deterministic (events and sessions are put in order first, session ids come from the user and
+  deterministic (events and sessions are put in order first, session ids come from the key and
   the start), gives the same rows. The table's Change Data Feed would give back only the
   sessions the commit wrote, not the dead letters the merge made (those go to another sink), and
   would add change files to every commit; time travel needs only the log and files a table keeps
   anyway (``streamwarden maintain`` refuses a VACUUM retention under 7 days, and only the last
   batch is ever replayed).
 
-The merge needs each stored session's ``url_times``: the sessions output carries it when a
-history store is configured. A table written before that, with ``collect_urls`` on, lacks it
-and is refused (its stored sessions would lose their URLs in a merge).
+The merge resumes each stored session from its aggregates' state: the sessions output carries
+it (``aggregate_state``) when a history store is configured. A table written before that, of a
+pipeline with aggregates, lacks it and is refused (its stored sessions' aggregates could not be
+merged), as is a table without the key's column or an aggregate's (written for another schema
+or other aggregates).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from streamwarden.errors import ConfigError
-from streamwarden.history.base import HISTORY_KINDS, SESSION_FIELDS, Row, Wanted
+from streamwarden.history.base import HISTORY_KINDS, Row, StoredColumns, Wanted
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
 from streamwarden.sinks import delta_log
@@ -57,20 +61,16 @@ class DeltaHistorySettings(KindSettings):
     kind: Literal["delta"] = "delta"
 
 
-#: The column the merge needs that a sessions table written without a history store lacks.
-URL_TIMES = "url_times"
-
-
 class DeltaHistoryStore:
     """The history store in the pipeline's Delta sessions table (see the module's
     description)."""
 
     settings_model = DeltaHistorySettings
 
-    def __init__(self, target: DeltaTarget, app_id: str, collect_urls: bool) -> None:
+    def __init__(self, target: DeltaTarget, app_id: str, columns: StoredColumns) -> None:
         self.target = target
         self.app_id = app_id
-        self._collect_urls = collect_urls
+        self._columns = columns
         #: The table version a replayed batch's lookups read (-1: before the table existed);
         #: None: the current version.
         self._as_of: int | None = None
@@ -91,10 +91,10 @@ class DeltaHistoryStore:
             )
 
     @staticmethod
-    def check(settings: KindSettings, context: RunContext, collect_urls: bool) -> None:
+    def check(settings: KindSettings, context: RunContext, columns: StoredColumns) -> None:
         location = _target(context).path  # a metastore table is checked at its first batch
         if location is not None:
-            _check_columns(delta_log.columns(location), location, collect_urls)
+            _check_columns(delta_log.columns(location), location, columns)
 
     @staticmethod
     def jars(settings: KindSettings, context: RunContext) -> tuple[str, ...]:
@@ -108,9 +108,9 @@ class DeltaHistoryStore:
 
     @classmethod
     def open(
-        cls, settings: KindSettings, context: RunContext, collect_urls: bool
+        cls, settings: KindSettings, context: RunContext, columns: StoredColumns
     ) -> DeltaHistoryStore:
-        return cls(_target(context), context.pipeline_id, collect_urls)
+        return cls(_target(context), context.pipeline_id, columns)
 
     def lookup(self, wanted: Sequence[Wanted]) -> list[Row]:
         if not wanted:
@@ -119,7 +119,8 @@ class DeltaHistoryStore:
         table = self._read(spark)
         if table is None:
             return []
-        return [_stored(r.asDict(recursive=True)) for r in _matching(spark, table, wanted)]
+        rows = _matching(spark, table, wanted, self._columns)
+        return [r.asDict(recursive=True) for r in rows]
 
     def applied(self, run_id: str, batch_id: int) -> list[Row] | None:
         """None: a batch is always merged (again). For a batch the table's log already holds
@@ -156,7 +157,7 @@ class DeltaHistoryStore:
         location = self.target.location(spark)
         assert location is not None
         if not self._checked:
-            _check_columns(delta_log.columns(location), location, self._collect_urls)
+            _check_columns(delta_log.columns(location), location, self._columns)
             self._checked = True
         reader = spark.read.format("delta")
         if self._as_of is not None:
@@ -164,13 +165,14 @@ class DeltaHistoryStore:
         return reader.load(str(location))
 
 
-def _matching(spark: SparkSession, table: DataFrame, wanted: Sequence[Wanted]) -> list[SparkRow]:
+def _matching(
+    spark: SparkSession, table: DataFrame, wanted: Sequence[Wanted], columns: StoredColumns
+) -> list[SparkRow]:
     """The rows of ``table`` that ``wanted`` asks for, with the store's fields."""
     from pyspark.sql import functions as F
 
     asked = spark.createDataFrame(
-        [(w.user_id, w.from_ms, w.to_ms) for w in wanted],
-        "w_user string, from_ms long, to_ms long",
+        [(w.key, w.from_ms, w.to_ms) for w in wanted], "w_key string, from_ms long, to_ms long"
     )
     start, end = F.unix_millis("session_start"), F.unix_millis("session_end")
     earliest = _timestamp(min(w.from_ms for w in wanted))
@@ -178,33 +180,50 @@ def _matching(spark: SparkSession, table: DataFrame, wanted: Sequence[Wanted]) -
     rows = table.where(F.col("session_end") >= F.lit(earliest))  # files skipped by their stats
     if "session_date" in table.columns:
         rows = rows.where(F.col("session_date") <= F.lit(latest.date()))
+    key = F.col(_quoted(columns.key_name)).cast("string")
     found = rows.join(
         F.broadcast(asked),
-        (F.col("user_id") == F.col("w_user"))
-        & (end >= F.col("from_ms"))
-        & (start < F.col("to_ms")),
+        (key == F.col("w_key")) & (end >= F.col("from_ms")) & (start < F.col("to_ms")),
     )
-    url_times = F.col(URL_TIMES) if URL_TIMES in table.columns else F.lit(None).cast("array<long>")
-    derived = {"start_ms": start, "end_ms": end, URL_TIMES: url_times}
-    columns = [derived.get(n, F.col(n)).alias(n) for n in SESSION_FIELDS]
-    return list(found.select(*columns).dropDuplicates(["session_id"]).collect())
+    state = (
+        F.col(_quoted(columns.state_name))
+        if columns.state_name in table.columns
+        else F.lit(None).cast("string")  # a pipeline without aggregates has no state to keep
+    )
+    derived = {"key": key, "start_ms": start, "end_ms": end, "state": state}
+    selected = [derived.get(n, F.col(_quoted(n))).alias(n) for n in columns.fields]
+    return list(found.select(*selected).dropDuplicates(["session_id"]).collect())
 
 
-def _stored(row: dict[str, object]) -> Row:
-    return {n: row[n] for n in SESSION_FIELDS}
+def _quoted(name: str) -> str:
+    return f"`{name}`"
 
 
 def _timestamp(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=UTC)
 
 
-def _check_columns(columns: list[str] | None, location: Path, collect_urls: bool) -> None:
-    if columns is not None and collect_urls and URL_TIMES not in columns:
+def _check_columns(found: list[str] | None, location: Path, columns: StoredColumns) -> None:
+    """Raises :class:`ConfigError` if the table at ``location`` (with columns ``found``; None:
+    no table yet) lacks what a merge needs."""
+    if found is None:
+        return
+    what = "the history store needs to merge late events into its sessions"
+    if columns.aggregates and columns.state_name not in found:
         raise ConfigError(
-            f"the Delta sessions table at {location} has no {URL_TIMES} column, which the "
-            "history store needs to merge late events into sessions with their URLs (it was "
-            "written without a [history] section); point [sinks.sessions] path at a new table "
-            'and start from a new checkpoint, or use [history] kind = "postgres"'
+            f"the Delta sessions table at {location} has no {columns.state_name} column, "
+            f"which {what} with their aggregates (it was written without a [history] "
+            "section); point [sinks.sessions] path at a new table and start from a new "
+            'checkpoint, or use [history] kind = "postgres"'
+        )
+    names = {n.lower() for n in found}
+    missing = [n for n in (columns.key_name, *(a.name for a in columns.aggregates))
+               if n.lower() not in names]  # fmt: skip
+    if missing:
+        raise ConfigError(
+            f"the Delta sessions table at {location} has no column {', '.join(missing)}, which "
+            f"{what} (it was written for another [schema] key or other aggregates); point "
+            "[sinks.sessions] path at a new table and start from a new checkpoint"
         )
 
 

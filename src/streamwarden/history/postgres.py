@@ -1,9 +1,14 @@
 """The PostgreSQL history store (``[history] kind = "postgres"``): a table with one row per
 session (its latest revision), for serving lookups as well as merging late events.
 
-Tables (created if absent): ``<table>`` keyed by ``session_id`` with an index on ``(user_id,
+Tables (created if absent): ``<table>`` keyed by ``session_id`` with an index on ``(key,
 end_ms)`` for :meth:`~PostgresHistoryStore.lookup`, and ``<table>_batches``, the ledger of the
-batches applied, keyed by ``(run_id, batch_id)`` and holding each batch's output rows. A batch's
+batches applied, keyed by ``(run_id, batch_id)`` and holding each batch's output rows. The
+sessions table's columns are the session fields (``key text``: the key's value as text;
+``state text``: the aggregate state a merge resumes from) and one column per declared aggregate,
+of the PostgreSQL type of its Spark type (:data:`PG_TYPES`; an ARRAY as ``type[]``). A table
+created for other aggregates (or another version) is refused, at the run's checks and when the
+store opens, saying which columns differ: its stored states would be misread. A batch's
 sessions, deletions and ledger row are one transaction, so a crash leaves all or none of them;
 a replayed batch finds its ledger row and is given the same output (the pipeline writes its
 sinks after the store). Upserts are guarded by revision: a stored session is only replaced by
@@ -19,8 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from streamwarden.errors import HistoryError, UnreachableError
-from streamwarden.history.base import HISTORY_KINDS, SESSION_FIELDS, Row, Wanted
+from streamwarden.errors import ConfigError, HistoryError, UnreachableError
+from streamwarden.history.base import HISTORY_KINDS, Row, StoredColumns, Wanted
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
 from streamwarden.settings.secrets import Secret, read_secret
@@ -29,7 +34,14 @@ from streamwarden.settings.types import ConfigPath
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["APPLICATION_NAME", "PostgresHistorySettings", "PostgresHistoryStore", "connect"]
+__all__ = [
+    "APPLICATION_NAME",
+    "PG_TYPES",
+    "PostgresHistorySettings",
+    "PostgresHistoryStore",
+    "connect",
+    "table_columns",
+]
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,50}$")
 
@@ -97,21 +109,70 @@ class PostgresHistorySettings(KindSettings):
 #: a pipeline's connection from others, and a test that none is left behind.
 APPLICATION_NAME = "streamwarden"
 
-_COLUMNS = {
-    "session_id": "text PRIMARY KEY",
-    "user_id": "text NOT NULL",
-    "start_ms": "bigint NOT NULL",
-    "end_ms": "bigint NOT NULL",
-    "page_count": "bigint NOT NULL",
-    "bytes": "bigint NOT NULL",
-    "first_url": "text",
-    "last_url": "text",
-    "urls": "text[]",
-    "url_times": "bigint[]",
-    "revision": "integer NOT NULL",
-    "truncated": "boolean NOT NULL",
+#: The session fields' columns, as ``format_type`` names their types (with their constraints).
+_SESSION_COLUMNS = {
+    "session_id": ("text", "PRIMARY KEY"),
+    "key": ("text", "NOT NULL"),
+    "start_ms": ("bigint", "NOT NULL"),
+    "end_ms": ("bigint", "NOT NULL"),
+    "event_count": ("bigint", "NOT NULL"),
+    "bytes": ("bigint", "NOT NULL"),
+    "revision": ("integer", "NOT NULL"),
+    "truncated": ("boolean", "NOT NULL"),
+    "state": ("text", ""),
 }
-assert tuple(_COLUMNS) == SESSION_FIELDS
+#: The PostgreSQL type of an aggregate's column, by its Spark type (DDL), as PostgreSQL's
+#: ``format_type`` names it; an ``array<t>`` is ``PG_TYPES[t] + "[]"``.
+PG_TYPES = {
+    "tinyint": "bigint",
+    "smallint": "bigint",
+    "int": "bigint",
+    "bigint": "bigint",
+    "float": "double precision",
+    "double": "double precision",
+    "string": "text",
+    "boolean": "boolean",
+    "timestamp": "timestamp with time zone",
+    "date": "date",
+}
+#: PostgreSQL's longest column name (in bytes; a longer one would be cut).
+_MAX_NAME = 63
+
+
+def table_columns(columns: StoredColumns) -> dict[str, str]:
+    """The sessions table's columns for ``columns``: name -> PostgreSQL type, in order. Raises
+    :class:`ConfigError` for an aggregate that cannot be a column of it."""
+    table = {name: kind for name, (kind, _) in _SESSION_COLUMNS.items()}
+    for a in columns.aggregates:
+        if a.name in table:
+            raise ConfigError(
+                f"aggregate {a.name!r} has the name of a column the PostgreSQL history store "
+                f"keeps ({', '.join(_SESSION_COLUMNS)}); name the aggregate otherwise"
+            )
+        if len(a.name.encode()) > _MAX_NAME:
+            raise ConfigError(
+                f"aggregate {a.name!r} is longer than PostgreSQL's column names "
+                f"({_MAX_NAME} bytes); give it a shorter name"
+            )
+        table[a.name] = _pg_type(a.name, a.spark_type)
+    return table
+
+
+def _pg_type(name: str, spark_type: str) -> str:
+    element = spark_type.removeprefix("array<").removesuffix(">")
+    found = PG_TYPES.get(element)
+    if found is None:
+        raise ConfigError(
+            f"aggregate {name!r} is {spark_type}, which the PostgreSQL history store has no "
+            f"column type for (it keeps {', '.join(PG_TYPES)} and arrays of them)"
+        )
+    return f"{found}[]" if element != spark_type else found
+
+
+def _quoted(name: str) -> str:
+    """A column name as SQL: quoted, so that an aggregate keeps its case and may be a word
+    PostgreSQL reserves (names are letters, digits and ``_``, checked at load)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def connect(config: PostgresHistorySettings) -> psycopg.Connection[Any]:
@@ -149,20 +210,42 @@ class PostgresHistoryStore:
 
     settings_model = PostgresHistorySettings
 
-    def __init__(self, connection: psycopg.Connection[Any], table: str, keep_batches: int) -> None:
+    def __init__(
+        self,
+        connection: psycopg.Connection[Any],
+        table: str,
+        keep_batches: int,
+        columns: StoredColumns,
+    ) -> None:
         self._db = connection
         self._table = table
         self._ledger = f"{table}_batches"
         self._keep = keep_batches
-        self._create_tables()
+        try:
+            self._columns = table_columns(columns)
+            self._fields = tuple(self._columns)
+            self._create_tables()
+        except BaseException:
+            connection.close()
+            raise
 
     @staticmethod
     def check_outputs(settings: KindSettings, outputs: Mapping[str, KindSettings]) -> None:
         """Any sessions sink will do: the store is a table of its own."""
 
     @staticmethod
-    def check(settings: KindSettings, context: RunContext, collect_urls: bool) -> None:
-        connect(_own(settings)).close()
+    def check(settings: KindSettings, context: RunContext, columns: StoredColumns) -> None:
+        history = _own(settings)
+        wanted = table_columns(columns)
+        with connect(history) as connection:
+            try:
+                found = _existing_columns(connection, history.table)
+            except _psycopg().Error as exc:
+                raise HistoryError(
+                    f"the history store (table {history.table!r}) failed: {_first_line(exc, None)}"
+                ) from None
+        if found:
+            _check_columns(history.table, found, wanted)
 
     @staticmethod
     def jars(settings: KindSettings, context: RunContext) -> tuple[str, ...]:
@@ -176,18 +259,21 @@ class PostgresHistoryStore:
 
     @classmethod
     def open(
-        cls, settings: KindSettings, context: RunContext, collect_urls: bool
+        cls, settings: KindSettings, context: RunContext, columns: StoredColumns
     ) -> PostgresHistoryStore:
         history = _own(settings)
-        return cls(connect(history), history.table, history.keep_batches)
+        return cls(connect(history), history.table, history.keep_batches, columns)
 
     def _create_tables(self) -> None:
-        columns = ", ".join(f"{name} {kind}" for name, kind in _COLUMNS.items())
+        columns = ", ".join(
+            f"{_quoted(name)} {kind} {_SESSION_COLUMNS.get(name, ('', ''))[1]}".rstrip()
+            for name, kind in self._columns.items()
+        )
         with self._transaction() as cur:
             cur.execute(f"CREATE TABLE IF NOT EXISTS {self._table} ({columns})")
+            _check_columns(self._table, _existing_columns(cur, self._table), self._columns)
             cur.execute(
-                f"CREATE INDEX IF NOT EXISTS {self._table}_user_end "
-                f"ON {self._table} (user_id, end_ms)"
+                f"CREATE INDEX IF NOT EXISTS {self._table}_key_end ON {self._table} (key, end_ms)"
             )
             cur.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._ledger} (run_id text, batch_id bigint, "
@@ -207,16 +293,16 @@ class PostgresHistoryStore:
     def lookup(self, wanted: Sequence[Wanted]) -> list[Row]:
         if not wanted:
             return []
-        names = ", ".join(f"s.{n}" for n in SESSION_FIELDS)
+        names = ", ".join(f"s.{_quoted(n)}" for n in self._fields)
         with self._transaction() as cur:
             cur.execute(
-                f"SELECT DISTINCT {names} FROM {self._table} s JOIN unnest("
-                "%s::text[], %s::bigint[], %s::bigint[]) AS w(user_id, from_ms, to_ms) "
-                "ON s.user_id = w.user_id AND s.end_ms >= w.from_ms AND s.start_ms < w.to_ms",
-                ([w.user_id for w in wanted], [w.from_ms for w in wanted],
-                 [w.to_ms for w in wanted]),
-            )  # fmt: skip
-            return [dict(zip(SESSION_FIELDS, r, strict=True)) for r in cur.fetchall()]
+                f"SELECT {names} FROM {self._table} s WHERE s.session_id IN (SELECT s.session_id "
+                f"FROM {self._table} s JOIN unnest(%s::text[], %s::bigint[], %s::bigint[]) "
+                "AS w(key, from_ms, to_ms) ON s.key = w.key AND s.end_ms >= w.from_ms "
+                "AND s.start_ms < w.to_ms)",
+                ([w.key for w in wanted], [w.from_ms for w in wanted], [w.to_ms for w in wanted]),
+            )
+            return [dict(zip(self._fields, r, strict=True)) for r in cur.fetchall()]
 
     def applied(self, run_id: str, batch_id: int) -> list[Row] | None:
         with self._transaction() as cur:
@@ -235,8 +321,9 @@ class PostgresHistoryStore:
         deletions: Sequence[str],
         output: Sequence[Row],
     ) -> None:
-        names = ", ".join(SESSION_FIELDS)
-        updates = ", ".join(f"{n} = EXCLUDED.{n}" for n in SESSION_FIELDS[1:])
+        fields = self._fields
+        names = ", ".join(_quoted(n) for n in fields)
+        updates = ", ".join(f"{_quoted(n)} = EXCLUDED.{_quoted(n)}" for n in fields[1:])
         with self._transaction() as cur:
             cur.execute(
                 f"INSERT INTO {self._ledger} (run_id, batch_id, output) VALUES (%s, %s, %s) "
@@ -251,9 +338,9 @@ class PostgresHistoryStore:
                 )
             cur.executemany(
                 f"INSERT INTO {self._table} ({names}) VALUES "
-                f"({', '.join(['%s'] * len(SESSION_FIELDS))}) ON CONFLICT (session_id) DO "
+                f"({', '.join(['%s'] * len(fields))}) ON CONFLICT (session_id) DO "
                 f"UPDATE SET {updates} WHERE {self._table}.revision < EXCLUDED.revision",
-                [tuple(s.get(n) for n in SESSION_FIELDS) for s in sessions],
+                [tuple(s.get(n) for n in fields) for s in sessions],
             )
             cur.execute(
                 f"DELETE FROM {self._ledger} WHERE run_id = %s AND batch_id <= %s",
@@ -268,6 +355,34 @@ class PostgresHistoryStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _existing_columns(db: Any, table: str) -> dict[str, str]:
+    """The columns of ``table`` as it is (name -> type, as ``format_type`` names it; empty when
+    there is no such table), through a connection or a cursor."""
+    rows = db.execute(
+        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+        "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped "
+        "ORDER BY a.attnum",
+        (table,),
+    ).fetchall()
+    return {str(name): str(kind) for name, kind in rows}
+
+
+def _check_columns(table: str, found: Mapping[str, str], wanted: Mapping[str, str]) -> None:
+    """Raises :class:`ConfigError` if the existing ``table``'s columns are not ``wanted``."""
+    if dict(found) == dict(wanted):
+        return
+    differences = [f"no {n} ({k})" for n, k in wanted.items() if n not in found]
+    differences += [f"{n} is {found[n]}, not {k}" for n, k in wanted.items()
+                    if n in found and found[n] != k]  # fmt: skip
+    differences += [f"an extra {n} ({k})" for n, k in found.items() if n not in wanted]
+    raise ConfigError(
+        f"the history store's table {table!r} was made for other sessions than this config's "
+        f"(its columns differ: {'; '.join(differences)}): its stored sessions cannot be merged "
+        "with these aggregates; set [history] table to a new name (the old table keeps the "
+        "sessions it has)"
+    )
 
 
 def _own(settings: KindSettings) -> PostgresHistorySettings:

@@ -26,7 +26,8 @@ from streamwarden.errors import UsageError
 from streamwarden.kafka.cluster import QUIET, error_text
 from streamwarden.local.broker import LocalBroker
 from streamwarden.local.demo_folder import replace_demo_folder
-from streamwarden.local.demo_sessions import demo_traffic
+from streamwarden.local.demo_sessions import PAGEVIEWS_AGGREGATES, demo_traffic
+from streamwarden.local.examples.pageviews import PAGEVIEW_SCHEMA
 from streamwarden.local.generator import TrafficSummary, generate_traffic
 from streamwarden.local.producer import produce_lines
 from streamwarden.monitoring.summary import source_lag
@@ -69,7 +70,12 @@ def kafka_demo_config(out: Path, bootstrap_servers: str, *, rate: int) -> Pipeli
                 "max_offsets_per_trigger": max(2 * rate, 1_000),
             },
             "kafka": {"bootstrap_servers": bootstrap_servers},
-            "sessions": {"allowed_lateness": "45m", "collect_urls": True},
+            "schema": PAGEVIEW_SCHEMA,
+            "sessions": {
+                "allowed_lateness": "45m",
+                "max_events": 300,
+                "aggregates": PAGEVIEWS_AGGREGATES,
+            },
             "sinks": {
                 "sessions": {"kind": "kafka", "topic": SESSIONS},
                 "dead_letters": {"kind": "kafka", "topic": DEAD_LETTERS},

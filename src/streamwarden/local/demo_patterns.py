@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.local.demo_folder import replace_demo_folder
+from streamwarden.local.examples.pageviews import PAGEVIEW_SCHEMA
 from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.operators.base import BatchStats
 from streamwarden.operators.patterns.step import PatternBatchStats
@@ -35,6 +36,7 @@ def patterns_demo_config(out: Path) -> PipelineConfig:
         {
             "name": "demo-patterns",
             "operator": "patterns",
+            "schema": PAGEVIEW_SCHEMA,
             "source": {"path": str(out / "landing"), "max_files_per_trigger": 1},
             "patterns": {
                 "key": "user_id",

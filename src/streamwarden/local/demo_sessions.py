@@ -8,6 +8,7 @@ from pathlib import Path
 
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.local.demo_folder import replace_demo_folder
+from streamwarden.local.examples.pageviews import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA
 from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.console import ProgressPrinter
@@ -36,13 +37,22 @@ def demo_traffic(*, events: int, users: int, seed: int, files: int) -> TrafficSp
     )
 
 
+#: The demo's aggregates: each session's entry and exit pages, and its pages in order.
+PAGEVIEWS_AGGREGATES = {**PAGEVIEW_AGGREGATES, "urls": "collect_list(url)"}
+
+
 def sessions_demo_config(out: Path) -> PipelineConfig:
     """The demo pipeline: the defaults plus 45 minutes of allowed lateness and url lists."""
     return parse_config(
         {
             "name": "demo-sessions",
+            "schema": PAGEVIEW_SCHEMA,
             "source": {"path": str(out / "landing"), "max_files_per_trigger": 1},
-            "sessions": {"allowed_lateness": "45m", "collect_urls": True},
+            "sessions": {
+                "allowed_lateness": "45m",
+                "max_events": 300,
+                "aggregates": PAGEVIEWS_AGGREGATES,
+            },
             "sinks": {
                 "sessions": {"path": str(out / "sessions")},
                 "dead_letters": {"path": str(out / "dead_letters")},
@@ -91,7 +101,7 @@ def sessions_demo_command(
             "user_id",
             "session_start",
             "session_end",
-            "page_count",
+            "event_count",
             "revision",
             "first_url",
             "last_url",

@@ -10,40 +10,46 @@ and it bridges them into one (a merge, as fault injection and the operators' tes
 Optionally, ``scanners`` actors (ids ``actor-NNN``) probe hosts (url ``/scan/host-NN``) at
 random times alongside the users, for the pattern demo. The same spec and seed always give
 byte-identical files.
+
+The records fit ``examples/pageviews.toml``'s schema: ``user_id`` the key, ``ts`` epoch
+milliseconds (a BIGINT; ``ts_format = "iso"`` writes RFC 3339 text instead, for a TIMESTAMP
+field), ``page_number`` from 1 to 250 (the example allows 1 to 300), ``url``. Each hostile record
+(``malformed_fraction``) has exactly one fault, whose reason the summary records.
 """
 
 from __future__ import annotations
 
 import heapq
 import json
-import os
 import random
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from itertools import pairwise
 from pathlib import Path
 
 from streamwarden.errors import UsageError
+from streamwarden.local.examples.landing import (
+    EPOCH,
+    Hostile,
+    Line,
+    iso_ms,
+    split_evenly,
+    write_landing,
+)
 from streamwarden.validation.reasons import Reason
 
 __all__ = ["TrafficSpec", "TrafficSummary", "generate_traffic"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-#: Malformed record shapes, each with the reason validation must give it.
-_MALFORMED: tuple[tuple[str, Reason], ...] = (
+#: Hostile record shapes, each with the one reason validation must give it under
+#: ``examples/pageviews.toml`` ({s} is the event time in seconds: read as milliseconds, it is in
+#: January 1970, before ``validation.earliest_event_time``).
+_HOSTILE: tuple[tuple[str, Reason], ...] = (
     ('{"user_id": "{u}", "ts": {ts}, "page_number": 1, "url": "/p/1"', Reason.MALFORMED_JSON),
     ('{"ts": {ts}, "page_number": 1, "url": "/p/1"}', Reason.MISSING_FIELD),
     ('{"user_id": "{u}", "ts": {ts}, "page_number": "first", "url": "/p/1"}', Reason.WRONG_TYPE),
-    (
-        '{"user_id": "{u}", "ts": "yesterday", "page_number": 1, "url": "/p/1"}',
-        Reason.INVALID_TIMESTAMP,
-    ),
-    (
-        '{"user_id": "{u}", "ts": {ts}, "page_number": 999, "url": "/p/999"}',
-        Reason.PAGE_NUMBER_OVER_MAX,
-    ),
-    ('{"user_id": "", "ts": {ts}, "page_number": 1, "url": "/p/1"}', Reason.INVALID_USER_ID),
+    ('{"user_id": "{u}", "ts": {s}, "page_number": 1, "url": "/p/1"}', Reason.INVALID_TIMESTAMP),
+    ('{"user_id": "{u}", "ts": {ts}, "page_number": 999, "url": "/p/999"}', Reason.OUT_OF_RANGE),
+    ('{"user_id": "", "ts": {ts}, "page_number": 1, "url": "/p/1"}', Reason.INVALID_KEY),
 )
 
 #: One generated event: (ts_ms, user_id, page_number, url).
@@ -70,7 +76,8 @@ class TrafficSpec:
     bridge_delay: tuple[timedelta, timedelta] = (timedelta(minutes=40), timedelta(minutes=60))
     malformed_fraction: float = 0.0
     sessions_per_user: int | None = None
-    ts_format: str = "mixed"
+    #: "millis" (epoch milliseconds, a BIGINT field) or "iso" (RFC 3339 text, a TIMESTAMP field).
+    ts_format: str = "millis"
     events_per_file: int = 5000
     #: Split the records into this many files, as evenly as possible (one per record if there
     #: are fewer records), instead of ``events_per_file`` a file. The demos use it: a size per
@@ -94,10 +101,8 @@ class TrafficSpec:
                 f"think_time {self.think_time} must be well under gap {self.gap} (a third at "
                 "most), or generated sessions would split at random"
             )
-        if self.ts_format not in ("mixed", "iso", "millis"):
-            raise UsageError(
-                f"ts_format must be 'mixed', 'iso' or 'millis', got {self.ts_format!r}"
-            )
+        if self.ts_format not in ("iso", "millis"):
+            raise UsageError(f"ts_format must be 'millis' or 'iso', got {self.ts_format!r}")
         if not timedelta(0) <= self.bridge_delay[0] <= self.bridge_delay[1]:
             raise UsageError(f"bridge_delay must be a range (low, high), got {self.bridge_delay}")
         for name in ("late_fraction", "too_late_fraction", "malformed_fraction", "bridge_fraction"):
@@ -124,7 +129,10 @@ class TrafficSummary:
     records: int = 0
     events: int = 0
     scans: int = 0
+    #: Hostile records by the reason each must get.
     malformed: Counter[str] = field(default_factory=Counter)
+    #: Each hostile record, where it was written and its reason.
+    hostile: list[Hostile] = field(default_factory=list)
     late: int = 0
     too_late: int = 0
     bridges: int = 0
@@ -166,33 +174,27 @@ def generate_traffic(
     if spec.bridge_fraction:
         arrivals = sorted(arrivals + _bridges(spec, events), key=lambda a: a[0])
     summary = TrafficSummary(distinct_users=len({e[1] for e in events}))
-    summary.first_event = _EPOCH + timedelta(milliseconds=min(e[0] for e in events))
-    summary.last_event = _EPOCH + timedelta(milliseconds=max(e[0] for e in events))
-    lines: list[str] = []
+    summary.first_event = EPOCH + timedelta(milliseconds=min(e[0] for e in events))
+    summary.last_event = EPOCH + timedelta(milliseconds=max(e[0] for e in events))
+    lines: list[Line] = []
     for _, kind, (ts, user, page, url) in arrivals:
         if rng.random() < spec.malformed_fraction:
-            template, reason = _MALFORMED[rng.randrange(len(_MALFORMED))]
-            lines.append(template.replace("{u}", user).replace("{ts}", str(ts)))
+            template, reason = _HOSTILE[rng.randrange(len(_HOSTILE))]
+            text = template.replace("{u}", user).replace("{ts}", str(ts))
+            lines.append(Line(text.replace("{s}", str(ts // 1000)).encode(), reason))
             summary.malformed[reason.value] += 1
             continue
-        lines.append(_event_line(spec, rng, ts, user, page, url))
+        lines.append(Line(_event_line(spec, ts, user, page, url).encode()))
         summary.events += 1
         summary.scans += url.startswith("/scan/")
         summary.late += kind in ("late", "bridge")
         summary.bridges += kind == "bridge"
         summary.too_late += kind == "too_late"
     summary.records = len(lines)
-    landing.mkdir(parents=True, exist_ok=True)
-    existing = max((p.stat().st_mtime for p in landing.iterdir()), default=1_700_000_000.0)
-    base_mtime = max(existing, mtime_after)
-    for n, (start, end) in enumerate(_file_bounds(len(lines), spec)):
-        name = f"{file_prefix}-{n:06d}.jsonl"
-        tmp = landing / f".{name}.tmp"
-        tmp.write_text("\n".join(lines[start:end]) + "\n", encoding="utf-8")
-        mtime = base_mtime + 1 + n
-        os.utime(tmp, (mtime, mtime))
-        tmp.rename(landing / name)
-        summary.files.append(landing / name)
+    files = [lines[start:end] for start, end in _file_bounds(len(lines), spec)]
+    summary.files, summary.hostile = write_landing(
+        landing, files, prefix=file_prefix, mtime_after=mtime_after
+    )
     return summary
 
 
@@ -202,14 +204,12 @@ def _file_bounds(records: int, spec: TrafficSpec) -> list[tuple[int, int]]:
     if spec.files is None:
         size = spec.events_per_file
         return [(i, min(i + size, records)) for i in range(0, records, size)]
-    count = min(spec.files, records)
-    cuts = [records * k // count for k in range(count + 1)]
-    return list(pairwise(cuts))
+    return split_evenly(records, spec.files)
 
 
 def _simulate(spec: TrafficSpec, rng: random.Random) -> list[Event]:
     """(ts_ms, user_id, page_number, url) for every pageview, in event-time order."""
-    start_ms = int((spec.start - _EPOCH).total_seconds() * 1000)
+    start_ms = int((spec.start - EPOCH).total_seconds() * 1000)
     gap_ms = int(spec.gap.total_seconds() * 1000)
     think_ms = spec.think_time.total_seconds() * 1000
     extra_idle_ms = (spec.mean_idle - spec.gap).total_seconds() * 1000
@@ -299,14 +299,6 @@ def _arrivals(
     return arrivals
 
 
-def _event_line(
-    spec: TrafficSpec, rng: random.Random, ts: int, user: str, page: int, url: str
-) -> str:
-    iso = spec.ts_format == "iso" or (spec.ts_format == "mixed" and rng.random() < 0.5)
-    ts_text = json.dumps(_iso(ts)) if iso else str(ts)
+def _event_line(spec: TrafficSpec, ts: int, user: str, page: int, url: str) -> str:
+    ts_text = json.dumps(iso_ms(ts)) if spec.ts_format == "iso" else str(ts)
     return f'{{"user_id": "{user}", "ts": {ts_text}, "page_number": {page}, "url": "{url}"}}'
-
-
-def _iso(ts_ms: int) -> str:
-    moment = _EPOCH + timedelta(milliseconds=ts_ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts_ms % 1000:03d}Z"

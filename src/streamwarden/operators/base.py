@@ -22,13 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from streamwarden.errors import ConfigError
+from streamwarden.history.base import StoredColumns
 from streamwarden.operators.settings import OperatorSettings
 from streamwarden.registry import Registry
+from streamwarden.schema.model import Schema
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
 from streamwarden.sinks.base import STANDALONE, OutputShape, open_sink
 from streamwarden.sinks.writer import BatchWriter, Prepare
-from streamwarden.validation.settings import FieldNames, ValidationConfig
+from streamwarden.validation.settings import ValidationConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -93,7 +95,8 @@ Batches = Sequence[BatchStats]
 
 
 class PipelineView(Protocol):
-    """What an operator reads of its pipeline: its own section, validation's settings, the
+    """What an operator reads of its pipeline: its own section, the records' schema,
+    validation's settings, the
     source's and history store's settings (for what they change in its outputs) and the run's
     context (the outputs' sinks among it). The pipeline config meets it."""
 
@@ -104,7 +107,7 @@ class PipelineView(Protocol):
     def section(self) -> OperatorSettings: ...
 
     @property
-    def fields(self) -> FieldNames: ...
+    def schema(self) -> Schema: ...
 
     @property
     def validation(self) -> ValidationConfig: ...
@@ -147,6 +150,11 @@ class Operator(Protocol):
     def state_identity(self, config: PipelineView) -> dict[str, Any]:
         """What the layout of the operator's stored state depends on (beyond its name): a
         checkpoint written under one identity is refused under another."""
+        ...
+
+    def history_columns(self, config: PipelineView) -> StoredColumns | None:
+        """What a history store keeps of the operator's sessions (key column, state column,
+        aggregates and their types); None: the operator keeps no history."""
         ...
 
     def check(self, config: PipelineView) -> None:

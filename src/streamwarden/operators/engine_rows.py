@@ -54,8 +54,9 @@ __all__ = [
 
 #: The columns every operator's input starts with, in order (``EngineInput.KEY`` .. ``USER``).
 COMMON_COLUMNS = ("key", "kind", "ts_ms", "raw", "reason", "detail", "user")
-#: The sessions operator's columns after the common ones (``EngineInput.PAGE`` .. ``SIZE``).
-SESSION_PAYLOAD = ("page", "url", "size")
+#: The sessions operator's columns after the common ones (``EngineInput.SIZE``), before its
+#: plan's value columns (``value_0``, ...: ``EngineInput.SESSION_VALUES``).
+SESSION_PAYLOAD = ("size",)
 #: The patterns operator's columns after the common ones (``EngineInput.MASK``, ``VALUES``).
 PATTERN_PAYLOAD = ("mask", "values")
 
@@ -72,7 +73,7 @@ REJECTED_KEY_SPREAD = 8
 #: The reason codes the engine decides, after validation (the others are decided in Python).
 ENGINE_REASONS = (
     Reason.TOO_LATE,
-    Reason.SESSION_PAGE_CAP,
+    Reason.SESSION_EVENT_CAP,
     Reason.SESSION_BYTE_CAP,
     Reason.KEY_BUFFER_FULL,
     Reason.POISON,

@@ -30,13 +30,16 @@ from streamwarden.monitoring.failures import (
 )
 from streamwarden.monitoring.monitor import keep_newest
 from streamwarden.operators.base import BatchStats, OperatorStep
+from streamwarden.operators.settings import DEAD_LETTERS
 from streamwarden.pipeline.idle import IdleTicker, prune_ticks_log, read_records, write_tick
 from streamwarden.pipeline.interrupt import StopRequest, stop_requested_on_signals
 from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.quarantine import PoisonList, QuarantinedRecord, mark_quarantined
+from streamwarden.pipeline.reject_share import RejectShareGuard
 from streamwarden.pipeline.result import RunResult, max_event_ms
 from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
 from streamwarden.plan import PipelinePlan
+from streamwarden.sinks.base import open_sink
 from streamwarden.spark.jvm import java_message
 
 if TYPE_CHECKING:
@@ -105,6 +108,25 @@ class Pipeline:
         self._bisected: set[int] = set()
         #: The tick stream log's compact file last pruned.
         self._ticks_compact: Path | None = None
+        #: Stops a run whose records mostly become dead letters.
+        self._rejects = RejectShareGuard(
+            self.config.name, self.config.validation, self._dead_letter_sample
+        )
+
+    def _dead_letter_sample(self, reason: str) -> str | None:
+        """The detail and record of one dead letter of ``reason``, read back from the sink."""
+        from pyspark.sql import functions as F
+
+        try:
+            rows = open_sink(DEAD_LETTERS, self.config.context).read(self.spark)
+            found = None if rows is None else rows.where(F.col("reason") == reason).first()
+        except Exception:  # a sample is a help; the message stands without it
+            return None
+        if found is None:
+            return None
+        raw = str(found["raw"])
+        raw = raw if len(raw) <= 200 else raw[:200] + "..."
+        return f"{found['detail']} (record: {raw})"
 
     @property
     def spark(self) -> SparkSession:
@@ -431,6 +453,8 @@ class Pipeline:
             seen = progress["batchId"]
             stats = self.operator.stats_from_progress(progress)
             result.add(progress, stats)
+            if stats is not None:
+                self._rejects.observe(user_input_rows(progress, self.config), stats.dead_letters)
             if attempt.on_progress is not None:
                 attempt.on_progress(progress, stats)
             self.plan.source.after_batch(self.config.source, self.config.context)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from streamwarden.config.model import PipelineConfig
-from streamwarden.history.base import HISTORY_KINDS, HistoryKind
+from streamwarden.errors import ConfigError
+from streamwarden.history.base import HISTORY_KINDS, HistoryKind, StoredColumns
 from streamwarden.operators.base import OPERATORS, Operator
 from streamwarden.sinks.base import SinkKind, sink_kind
 from streamwarden.sources.base import Source, source_of
@@ -55,9 +56,16 @@ class PipelinePlan:
         )
 
     @property
-    def collect_urls(self) -> bool:
-        """Whether the operator's outputs carry URLs, which a history store then keeps."""
-        return bool(getattr(self.config.section, "collect_urls", False))
+    def history_columns(self) -> StoredColumns:
+        """What the history store keeps of the operator's sessions, as the operator says (its
+        key's column, its aggregates); a :class:`~streamwarden.errors.ConfigError` for an
+        operator that keeps no history."""
+        columns = self.operator.history_columns(self.config)
+        if columns is None:
+            raise ConfigError(
+                f"operator {self.config.operator!r} keeps no history: remove the [history] section"
+            )
+        return columns
 
     def checks(self) -> Iterator[Check]:
         """One check per part that reads or writes something outside the pipeline: the source,
@@ -79,7 +87,7 @@ class PipelinePlan:
             def check() -> None:
                 assert config.history is not None
                 kind.jars(config.history, context)
-                kind.check(config.history, context, self.collect_urls)
+                kind.check(config.history, context, self.history_columns)
 
             return check
 

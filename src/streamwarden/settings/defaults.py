@@ -13,8 +13,8 @@ __all__ = [
     "GAP",
     "IDLE_TIMEOUT",
     "MAX_BUFFERED_PER_KEY",
+    "MAX_EVENTS",
     "MAX_OUT_OF_ORDERNESS",
-    "MAX_PAGES",
     "MAX_PARTIALS_PER_KEY",
     "MAX_SESSION_BYTES",
     "SLOW_KEY_THRESHOLD",
@@ -31,8 +31,8 @@ IDLE_TIMEOUT = timedelta(minutes=5)
 GAP = timedelta(minutes=30)
 #: Sessions: how long after its close a session still takes late events.
 ALLOWED_LATENESS = timedelta(0)
-#: Sessions: the highest page_number accepted, and the per-session page cap.
-MAX_PAGES = 300
+#: Sessions: the per-session cap on events.
+MAX_EVENTS = 10_000
 #: Sessions: the per-session cap on raw-record bytes.
 MAX_SESSION_BYTES = 4_000_000
 

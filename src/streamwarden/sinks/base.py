@@ -45,13 +45,18 @@ class OutputShape:
     - ``revision``: with ``key``, the column whose higher value is the later row;
     - ``absorbed``: with ``key``, an array column of keys that this row absorbed (a merge of two
       sessions): their rows end here;
-    - ``time``: a timestamp column whose date places the row (a table's partition).
+    - ``time``: a timestamp column whose date places the row (a table's partition);
+    - ``record_key``: the column naming what the rows are about (a session's ``[schema]`` key),
+      which keys each row where a sink keys its records (a Kafka record's key, so that one
+      key's rows stay in one partition, in order); None: a ``key`` column if the rows have
+      one, else none.
     """
 
     key: str | None = None
     revision: str | None = None
     absorbed: str | None = None
     time: str | None = None
+    record_key: str | None = None
 
     def __post_init__(self) -> None:
         if (self.key is None) != (self.revision is None):

@@ -4,10 +4,11 @@ the small read API that other parts (the history store) use on a sessions table.
 The layout of a sessions table written with ``keep = "latest"`` (the default), documented here
 because readers depend on it:
 
-- one row per session: the columns of the sessions output (``user_id``, ``session_id``,
-  ``session_start``, ``session_end``, ``page_count``, ``bytes``, ``first_url``, ``last_url``,
-  ``urls``, ``revision``, ``truncated``, ``merged_session_ids``), the ``batch_id`` that wrote
-  that revision, and, unless ``partition_by = "off"``, ``session_date`` (the UTC date of
+- one row per session: the columns of the sessions output (the ``[schema]`` key under its own
+  name, ``session_id``, ``session_start``, ``session_end``, ``event_count``, ``bytes``,
+  ``revision``, ``truncated``, ``merged_session_ids``, each declared aggregate, and
+  ``aggregate_state`` when a history store is configured), the ``batch_id`` that wrote that
+  revision, and, unless ``partition_by = "off"``, ``session_date`` (the UTC date of
   ``session_start``), the partition column;
 - the row is the session's latest revision: a MERGE by ``session_id`` replaces it only with a
   higher ``revision``; a session absorbed by a merge (listed in another's
@@ -134,20 +135,24 @@ def require_delta(spark: SparkSession) -> None:
 def current_sessions(
     spark: SparkSession,
     target: DeltaTarget,
-    users: Collection[str] | DataFrame,
+    keys: Collection[object] | DataFrame,
     start: datetime,
     end: datetime,
+    *,
+    key: str,
 ) -> DataFrame | None:
-    """The current row (latest revision) of each session of ``users`` that overlaps the time
-    range ``[start, end)``: it ends at or after ``start`` and starts before ``end``. ``users``
-    is a collection of user ids, or a DataFrame with a ``user_id`` column (joined, for many).
-    None if the table does not exist yet. Sessions starting after ``end`` are pruned by the
-    ``session_date`` partition when the table has one.
+    """The current row (latest revision) of each session of ``keys`` that overlaps the time
+    range ``[start, end)``: it ends at or after ``start`` and starts before ``end``. ``key`` is
+    the sessions' key column (the ``[schema]`` key's name); ``keys`` a collection of its
+    values, or a DataFrame with a column of that name (joined, for many). None if the table
+    does not exist yet. Sessions starting after ``end`` are pruned by the ``session_date``
+    partition when the table has one.
 
     Example::
 
-        current_sessions(spark, DeltaTarget(path=Path("out/sessions")), ["u1", "u2"],
-                         datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 8, tzinfo=UTC))
+        current_sessions(spark, DeltaTarget(path=Path("out/sessions")), ["a1", "a2"],
+                         datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 8, tzinfo=UTC),
+                         key="account")
     """
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
@@ -161,6 +166,6 @@ def current_sessions(
     rows = table.where(overlapping)
     if "session_date" in table.columns:
         rows = rows.where(F.col("session_date") <= F.lit(end.astimezone(UTC).date()))
-    if isinstance(users, DataFrame):
-        return rows.join(users.select("user_id").distinct(), "user_id", "left_semi")
-    return rows.where(F.col("user_id").isin(list(users)))
+    if isinstance(keys, DataFrame):
+        return rows.join(keys.select(F.col(f"`{key}`")).distinct(), key, "left_semi")
+    return rows.where(F.col(f"`{key}`").isin(list(keys)))

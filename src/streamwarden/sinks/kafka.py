@@ -17,11 +17,12 @@ from which the accounting reads the topic back). After a crash:
 A batch without rows opens no transaction (its replay has no rows either).
 
 Consumers must read with ``isolation.level = read_committed`` (records of aborted transactions
-are then never seen). Each record is a JSON object of the output row, keyed by the grouping key
-(``key`` or ``user_id``), with headers ``streamwarden-batch`` (the batch id) and, where the row
-has one, ``streamwarden-id``: the idempotence key, ``<key>:<revision>`` for an output whose
-:class:`~streamwarden.sinks.base.OutputShape` declares them (``session_id:revision``), or the
-row's ``match_id``.
+are then never seen). Each record is a JSON object of the output row, keyed by what the row is
+about (the column :attr:`~streamwarden.sinks.base.OutputShape.record_key` names, such as the
+sessions' ``[schema]`` key, else a ``key`` column), with headers ``streamwarden-batch`` (the
+batch id) and, where the row has one, ``streamwarden-id``: the idempotence key,
+``<key>:<revision>`` for an output whose :class:`~streamwarden.sinks.base.OutputShape` declares
+them (``session_id:revision``), or the row's ``match_id``.
 
 The price: the rows of a batch pass through the driver, so this sink's throughput is the
 driver's producer's (see BENCHMARKS.md), not the executors'.
@@ -53,8 +54,8 @@ __all__ = ["BATCH_HEADER", "ID_HEADER", "KafkaBatchSink", "KafkaSinkSettings", "
 
 BATCH_HEADER = "streamwarden-batch"
 ID_HEADER = "streamwarden-id"
-#: The grouping key of a row: the first of these columns the output has.
-_KEY_COLUMNS = ("key", "user_id")
+#: The column keying a row's record when its output's shape names none (and the row has it).
+_KEY_COLUMN = "key"
 #: How long one transaction step may wait for the broker before the batch fails (and the
 #: query restarts from its checkpoint).
 _TIMEOUT_S = 60.0
@@ -319,7 +320,8 @@ def _records(rows: DataFrame, shape: OutputShape) -> Iterator[tuple[str | None, 
     from pyspark.sql import functions as F
 
     columns = rows.columns
-    key = next((F.col(c) for c in _KEY_COLUMNS if c in columns), F.lit(None))
+    named = shape.record_key or (_KEY_COLUMN if _KEY_COLUMN in columns else None)
+    key = F.lit(None) if named is None else F.col(f"`{named}`")
     selected = rows.select(
         key.cast("string").alias("k"),
         F.to_json(F.struct(*[F.col(c) for c in columns])).alias("v"),

@@ -23,11 +23,14 @@ from streamwarden.settings.context import RunContext
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["SOURCE_KINDS", "SOURCE_POSITION", "SOURCE_TIME", "Source", "source_of"]
+__all__ = ["SOURCE_KEY", "SOURCE_KINDS", "SOURCE_POSITION", "SOURCE_TIME", "Source", "source_of"]
 
 #: Optional column of a source's records: an event time the source itself knows (epoch ms),
 #: used instead of the record's time field when present (Kafka's record timestamp).
 SOURCE_TIME = "source_time_ms"
+#: Optional column of a source's records: the value of the key field as the source knows it
+#: (Kafka's record key, as text), used instead of the record's key field when present.
+SOURCE_KEY = "source_key"
 #: Optional column of a source's records: where the record was read (``topic pageviews
 #: partition 2 offset 1234``), added to the detail of a record that fails validation.
 SOURCE_POSITION = "source_position"

@@ -3,7 +3,9 @@
 Each record's value is one JSON record, validated exactly like a landing file's line. The
 record's topic, partition, offset and key travel with it (``SOURCE_POSITION``), so that a dead
 letter says where its record was; with ``event_time = "kafka_timestamp"`` the record's Kafka
-timestamp is its event time (``SOURCE_TIME``) instead of a field of the JSON.
+timestamp is its event time (``SOURCE_TIME``) instead of a field of the JSON, and with
+``key = "kafka_key"`` the record's key (UTF-8 text) is the value of ``schema.key``
+(``SOURCE_KEY``).
 
 Offsets live only in the checkpoint, committed with the state (Spark's Kafka source never commits
 them to a consumer group): a restart from a checkpoint reads exactly what followed it. If
@@ -26,7 +28,7 @@ from streamwarden.kafka.cluster import existing_topics, require_topics
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
 from streamwarden.settings.kafka import KafkaConfig, refuse_literal_secrets
-from streamwarden.sources.base import SOURCE_KINDS, SOURCE_POSITION, SOURCE_TIME
+from streamwarden.sources.base import SOURCE_KEY, SOURCE_KINDS, SOURCE_POSITION, SOURCE_TIME
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -46,6 +48,9 @@ class KafkaSourceSettings(KindSettings):
     starting_offsets: str = "earliest"
     max_offsets_per_trigger: int | None = Field(default=None, ge=1)
     event_time: Literal["field", "kafka_timestamp"] = "field"
+    #: Where the value of ``schema.key`` is read: the JSON record's field, or the Kafka record's
+    #: key (its bytes as UTF-8 text), which then wins over the field.
+    key: Literal["field", "kafka_key"] = "field"
     fail_on_data_loss: bool = True
     options: Annotated[
         dict[str, str], AfterValidator(lambda v: refuse_literal_secrets(v, "source.options"))
@@ -104,7 +109,7 @@ class KafkaSource:
         reader = spark.readStream.format("kafka")
         for name, value in self.reader_options(source, context).items():
             reader = reader.option(name, value)
-        return kafka_records(reader.load(), source.event_time == "kafka_timestamp")
+        return kafka_records(reader.load(), source)
 
     def reader_options(self, settings: KindSettings, context: RunContext) -> dict[str, str]:
         """Every option Spark's Kafka source gets (a secret among them: never print these)."""
@@ -138,7 +143,7 @@ class KafkaSource:
         reader = spark.read.format("kafka")
         for name, value in {**options, "startingOffsets": start, "endingOffsets": end}.items():
             reader = reader.option(name, value)
-        return kafka_records(reader.load(), _own(settings).event_time == "kafka_timestamp")
+        return kafka_records(reader.load(), _own(settings))
 
     def before_start(self, settings: KindSettings, context: RunContext) -> None:
         return None
@@ -208,11 +213,12 @@ def _source_line(path: Path, header: int = 2) -> str | None:
     return lines[header] if len(lines) > header and lines[header].startswith("{") else None
 
 
-def kafka_records(frame: DataFrame, timestamp_is_event_time: bool) -> DataFrame:
+def kafka_records(frame: DataFrame, settings: KafkaSourceSettings) -> DataFrame:
     """The source's records from rows of Spark's Kafka source (``key``, ``value`` binary,
     ``topic``, ``partition``, ``offset``, ``timestamp``): ``raw`` is the value's bytes as they
     are (a value that is not UTF-8 is then ``invalid_utf8``, its bytes kept), the position names
-    the record, and the Kafka timestamp is the event time when so configured."""
+    the record, and the Kafka timestamp is the event time, and its key the value of the key
+    field, when so configured."""
     from pyspark.sql import functions as F
 
     where = ("topic", "partition", "offset")
@@ -228,8 +234,10 @@ def kafka_records(frame: DataFrame, timestamp_is_event_time: bool) -> DataFrame:
         F.coalesce(F.col("value").cast("string"), F.lit("")).alias("raw"),
         position.alias(SOURCE_POSITION),
     ]
-    if timestamp_is_event_time:
+    if settings.event_time == "kafka_timestamp":
         columns.append(F.unix_millis("timestamp").alias(SOURCE_TIME))
+    if settings.key == "kafka_key":
+        columns.append(F.col("key").cast("string").alias(SOURCE_KEY))
     return frame.select(*columns)
 
 

@@ -19,7 +19,7 @@ from streamwarden.testing.records import (
     SessionRevision,
     UserSessionState,
 )
-from streamwarden.testing.session_tester import PageView, SessionTester
+from streamwarden.testing.session_tester import SessionTester
 
 __all__ = [
     "DeadLetter",
@@ -27,7 +27,6 @@ __all__ = [
     "HistoryEvent",
     "KeyPatternState",
     "MatchedEvent",
-    "PageView",
     "PartialMatchOverflow",
     "PatternMatch",
     "PatternOutput",

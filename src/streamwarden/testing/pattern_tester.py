@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ from pyspark.sql import types as T
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.patterns.compile import compile_pattern, condition_problem
 from streamwarden.operators.patterns.pattern import Pattern
+from streamwarden.operators.patterns.rows import carried_text
+from streamwarden.schema.model import Schema, field_type
 from streamwarden.settings import defaults
 from streamwarden.testing.records import (
     KeyPatternState,
@@ -29,6 +32,7 @@ from streamwarden.testing.records import (
     pattern_record,
     pattern_state,
 )
+from streamwarden.testing.schema_values import field_value, from_text, python_record, time_ms
 from streamwarden.testing.times import to_ms
 
 if TYPE_CHECKING:
@@ -38,8 +42,11 @@ __all__ = ["PatternTester", "matched_names"]
 
 
 class PatternTester:
-    """Feeds events (dicts with ``key``, ``ts`` and the fields the conditions read) to the
-    pattern engine. Times are timezone-aware datetimes or epoch milliseconds.
+    """Feeds events to the pattern engine: with a ``schema``, plain records of it (its key and
+    time fields, typed as it declares: a TIMESTAMP as an aware datetime or ISO-8601 text, an
+    integer time in ``time_unit``), and the output's carried values come back typed; without
+    one, dicts with ``key``, ``ts`` (an aware datetime or epoch milliseconds) and the fields the
+    conditions read, and the values come back as text.
 
     ``fields`` (as in :func:`streamwarden.operators.patterns.detect`) are the event fields
     carried into each output event's ``values``, in order; the fields that ``where_previous``
@@ -60,6 +67,7 @@ class PatternTester:
         pattern: Pattern,
         *,
         fields: Sequence[str] = (),
+        schema: Schema | None = None,
         emit_timeouts: bool = False,
         max_partials_per_key: int = defaults.MAX_PARTIALS_PER_KEY,
         max_buffered_per_key: int = defaults.MAX_BUFFERED_PER_KEY,
@@ -75,6 +83,12 @@ class PatternTester:
                 "PatternTester(..., fields=...): fields must be a list of field names such as "
                 f"['url'], got {fields!r}"
             )
+        if schema is not None and not isinstance(schema, Schema):
+            raise UsageError(
+                "PatternTester(..., schema=...): schema must be a streamwarden.Schema, got a "
+                f"{type(schema).__name__}"
+            )
+        self._schema = schema
         self._spark = spark
         self._pattern = pattern
         self._fields = tuple(fields)
@@ -95,13 +109,9 @@ class PatternTester:
         timeouts, overflows and dead letters it emits, in the operator's order."""
         payload = []
         if events:
-            columns = list(dict.fromkeys(k for e in events for k in e))
-            for e in events:
-                if "key" not in e or "ts" not in e:
-                    raise UsageError(f"each event needs a 'key' and a 'ts', got {dict(e)!r}")
-            rows = [tuple(e.get(c) for c in columns) for e in events]
-            df = self._spark.createDataFrame(rows, schema=columns)
-            missing = [f for f in self.compiled.fields if f not in columns]
+            df, keys, times = self._frame(events)
+            columns = df.columns
+            missing = [f for f in self.compiled.fields if field_type(df.schema, f) is None]
             if missing:
                 raise PatternError(
                     f"the events lack {', '.join(map(repr, missing))}, which the pattern carries "
@@ -113,13 +123,13 @@ class PatternTester:
             harness = self._engine(df)
             masks = df.select(
                 self.compiled.mask.alias("mask"),
-                F.array(*[F.col(f).cast("string") for f in self.compiled.fields]).alias("values"),
+                F.array(*[carried_text(df, f) for f in self.compiled.fields]).alias("values"),
             ).collect()
-            for event, row in zip(events, masks, strict=True):
+            for key, ts_ms, row in zip(keys, times, masks, strict=True):
                 payload.append(
                     {
-                        "key": str(event["key"]),
-                        "ts_ms": to_ms(event["ts"]),
+                        "key": key,
+                        "ts_ms": ts_ms,
                         "mask": row["mask"],
                         "values": list(row["values"]),
                     }
@@ -129,7 +139,49 @@ class PatternTester:
         else:
             harness = self._harness
         rows = json.loads(harness.runBatch(json.dumps(payload), to_ms(watermark)))
-        return [pattern_record(row) for row in rows]
+        return [self._typed(pattern_record(row)) for row in rows]
+
+    def _frame(self, events: Sequence[Mapping[str, Any]]) -> tuple[DataFrame, list[str], list[int]]:
+        """The events as a batch DataFrame (typed by the schema, if any), their keys and times."""
+        schema = self._schema
+        if schema is None:
+            columns = list(dict.fromkeys(k for e in events for k in e))
+            for e in events:
+                if "key" not in e or "ts" not in e:
+                    raise UsageError(f"each event needs a 'key' and a 'ts', got {dict(e)!r}")
+            rows = [tuple(e.get(c) for c in columns) for e in events]
+            return (
+                self._spark.createDataFrame(rows, schema=columns),
+                [str(e["key"]) for e in events],
+                [to_ms(e["ts"]) for e in events],
+            )
+        records = [python_record(e, schema.struct) for e in events]
+        keys, times = [], []
+        for record in records:
+            key, at = field_value(record, schema.key), field_value(record, schema.time)
+            if key is None or at is None:
+                raise UsageError(
+                    f"each record needs its key {schema.key!r} and its time {schema.time!r}, "
+                    f"got {record!r}"
+                )
+            keys.append(str(key))
+            times.append(time_ms(at, schema))
+        frame = self._spark.createDataFrame(
+            [tuple(r.get(f.name) for f in schema.struct.fields) for r in records],
+            schema=schema.struct,
+        )
+        return frame, keys, times
+
+    def _typed(self, output: PatternOutput) -> PatternOutput:
+        """``output`` with its carried values typed as the schema declares them."""
+        if self._schema is None or not isinstance(output, PatternMatch | PatternTimeout):
+            return output
+        types = [self._schema.type_of(f) or T.StringType() for f in self.compiled.fields]
+        events = tuple(
+            replace(e, values=tuple(from_text(v, t) for v, t in zip(e.values, types, strict=True)))
+            for e in output.events
+        )
+        return replace(output, events=events)
 
     def _engine(self, events: DataFrame) -> Any:
         """The engine's harness, made on the first events: numeric columns compare as numbers."""

@@ -8,8 +8,8 @@ epoch milliseconds (``_ms``), as in the operators' output columns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from streamwarden.errors import EngineError
@@ -39,20 +39,20 @@ class SessionRevision:
     """One emission of a session: revision 0 when it closes, +1 for each late update."""
 
     kind: ClassVar[Literal["session"]] = "session"
-    user_id: str
+    #: The key's value, as text (state is keyed by it).
+    key: str
     session_id: str
     start_ms: int
     end_ms: int
-    page_count: int
+    event_count: int
     bytes: int
-    first_url: str | None
-    last_url: str | None
-    #: The session's urls in event-time order, with ``collect_urls``; else None.
-    urls: tuple[str, ...] | None
     revision: int
     truncated: bool
     #: Ids of emitted sessions a late event merged into this one, or None.
     merged_session_ids: tuple[str, ...] | None
+    #: Each declared aggregate by name, typed from its field (a TIMESTAMP as an aware
+    #: datetime, a DATE as a date, ``collect_*`` as a tuple).
+    aggregates: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class HistoryEvent:
     ``history_lateness``: a pipeline merges it into its stored session (the history store)."""
 
     kind: ClassVar[Literal["history"]] = "history"
-    user_id: str
+    key: str
     event_ts_ms: int
     raw: str | None
 
@@ -132,7 +132,7 @@ class HeldSession:
 
     start_ms: int
     end_ms: int
-    page_count: int
+    event_count: int
     bytes: int
     #: Emitted at least once (then kept until end + gap + allowed lateness).
     closed: bool
@@ -168,27 +168,32 @@ SessionOutput = SessionRevision | DeadLetter | HistoryEvent
 PatternOutput = PatternMatch | PatternTimeout | PartialMatchOverflow | DeadLetter
 
 
-def session_record(row: Mapping[str, Any]) -> SessionOutput:
-    """The record of one session engine output row (columns of ``EngineOutput.SCHEMA``)."""
+def session_record(
+    row: Mapping[str, Any], aggregates: Mapping[str, Callable[[Any], Any]] | None = None
+) -> SessionOutput:
+    """The record of one session engine output row (the columns of ``EngineOutput.schema``);
+    ``aggregates`` converts each aggregate's engine value (``agg_<i>``, in order) to its
+    type, by name."""
     if row["kind"] == "dead_letter":
-        return _dead_letter(row, "user_id")
+        return _dead_letter(row, "key")
     if row["kind"] == "history":
-        return HistoryEvent(row["user_id"], row["event_ts_ms"], row["raw"])
+        return HistoryEvent(row["key"], row["event_ts_ms"], row["raw"])
     if row["kind"] != "session":
         raise _unknown(row)
     return SessionRevision(
-        user_id=row["user_id"],
+        key=row["key"],
         session_id=row["session_id"],
         start_ms=row["start_ms"],
         end_ms=row["end_ms"],
-        page_count=row["page_count"],
+        event_count=row["event_count"],
         bytes=row["bytes"],
-        first_url=row["first_url"],
-        last_url=row["last_url"],
-        urls=_tuple(row["urls"]),
         revision=row["revision"],
         truncated=row["truncated"],
         merged_session_ids=_tuple(row["merged_session_ids"]),
+        aggregates={
+            name: convert(row[f"agg_{i}"])
+            for i, (name, convert) in enumerate((aggregates or {}).items())
+        },
     )
 
 
@@ -225,7 +230,7 @@ def session_state(state: Mapping[str, Any]) -> UserSessionState:
             HeldSession(
                 start_ms=s["startMs"],
                 end_ms=s["endMs"],
-                page_count=s["pageCount"],
+                event_count=s["eventCount"],
                 bytes=s["bytes"],
                 closed=s["closed"],
                 session_id=s["sessionId"],

@@ -1,19 +1,34 @@
-"""Validation before state: parse, type, range and size checks with stable reason codes."""
+"""Validation before state: records read into the declared schema, with type, range, size and
+rule checks, each rejected record given a stable reason code."""
 
 from streamwarden.validation.reasons import Reason
 from streamwarden.validation.validate import (
+    CONTROL_COLUMNS,
+    DETAIL,
+    IS_TICK,
+    KEY,
     QUARANTINED,
+    RAW,
+    REASON,
+    SIZE,
     TICK_FIELD,
     TICK_SOURCE,
-    VALIDATED_COLUMNS,
+    TS_MS,
     validate_records,
 )
 
 __all__ = [
+    "CONTROL_COLUMNS",
+    "DETAIL",
+    "IS_TICK",
+    "KEY",
     "QUARANTINED",
+    "RAW",
+    "REASON",
+    "SIZE",
     "TICK_FIELD",
     "TICK_SOURCE",
-    "VALIDATED_COLUMNS",
+    "TS_MS",
     "Reason",
     "validate_records",
 ]

@@ -1,4 +1,5 @@
-"""Stable reason codes carried by every dead letter. Never rename one: users alert on them."""
+"""Stable reason codes carried by every dead letter. Users alert on them: a code is renamed only
+when what it names is gone (a CHANGELOG entry says what replaces it)."""
 
 from __future__ import annotations
 
@@ -15,17 +16,20 @@ class Reason(StrEnum):
     MALFORMED_JSON = "malformed_json"
     MISSING_FIELD = "missing_field"
     WRONG_TYPE = "wrong_type"
-    INVALID_USER_ID = "invalid_user_id"
     INVALID_TIMESTAMP = "invalid_timestamp"
     TIMESTAMP_IN_FUTURE = "timestamp_in_future"
-    PAGE_NUMBER_OUT_OF_RANGE = "page_number_out_of_range"
-    PAGE_NUMBER_OVER_MAX = "page_number_over_max"
+    #: The key is empty, only white space, holds NUL, or is over ``max_key_length``.
+    INVALID_KEY = "invalid_key"
+    # The schema's checks (``[schema.checks.<field>]``) and rules (``[[schema.rules]]``):
+    OUT_OF_RANGE = "out_of_range"
+    NOT_ALLOWED = "not_allowed"
+    TOO_LONG = "too_long"
+    PATTERN_MISMATCH = "pattern_mismatch"
+    RULE_FAILED = "rule_failed"
     # Decided by the stateful engine, after validation:
     TOO_LATE = "too_late"
-    SESSION_PAGE_CAP = "session_page_cap"
+    SESSION_EVENT_CAP = "session_event_cap"
     SESSION_BYTE_CAP = "session_byte_cap"
     KEY_BUFFER_FULL = "key_buffer_full"
     #: A record the engine threw on, set aside so that no record can fail a batch.
     POISON = "poison"
-    # Decided when the pattern engine's input is built:
-    INVALID_KEY = "invalid_key"

@@ -1,33 +1,54 @@
-"""Record validation, compiled to Spark SQL expressions so that it runs natively (lesson L4).
+"""Record validation against the declared schema, compiled to Spark SQL expressions and one
+engine reader so that it runs natively (lesson L4).
 
-Every raw record gets either a parsed, typed event or a reason code with a human-readable detail;
-nothing is dropped here. Validation runs before any state, so bad input can never reach it.
+Every raw record gets either a typed event (the declared fields as columns of their types) or a
+reason code with a human-readable detail naming the field or rule; nothing is dropped here.
+Validation runs before any state, so bad input can never reach it. The checks, in order (the
+first that fails gives the reason): UTF-8 (``invalid_utf8``), size (``record_too_large``), the
+engine's one-pass typed read (``malformed_json``, ``missing_field``, ``wrong_type``,
+``invalid_timestamp``: ``RecordReader.java``), the key (``invalid_key``), the event time against
+the clock and the earliest time (``timestamp_in_future``, ``invalid_timestamp``), each field's
+checks in declared order (``out_of_range``, ``not_allowed``, ``too_long``,
+``pattern_mismatch``), then each rule (``rule_failed``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
+from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.classic.column import Column as ClassicColumn
 
-from streamwarden.sources.base import SOURCE_POSITION, SOURCE_TIME
+from streamwarden.errors import ConfigError
+from streamwarden.schema.model import FieldChecks, Schema
+from streamwarden.sources.base import SOURCE_KEY, SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
-from streamwarden.validation.settings import FieldNames, ValidationConfig
+from streamwarden.validation.settings import ValidationConfig
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
 __all__ = [
+    "CONTROL_COLUMNS",
+    "DETAIL",
     "EVENT_TIME_RANGE",
+    "IS_TICK",
+    "KEY",
     "MAX_EVENT_MS",
     "MIN_EVENT_MS",
     "QUARANTINED",
+    "RAW",
+    "REASON",
+    "SIZE",
     "TICK_FIELD",
     "TICK_SOURCE",
-    "VALIDATED_COLUMNS",
+    "TS_MS",
+    "base64_line",
     "validate_records",
 ]
 
@@ -39,122 +60,144 @@ TICK_SOURCE = "from_tick_source"
 #: The optional input column with the ``poison`` detail of a record the supervisor's bisection
 #: set aside (``pipeline.quarantine``); null for every other record.
 QUARANTINED = "quarantined"
-_CORRUPT = "_corrupt_record"
-_INTEGER = r"^-?[0-9]{1,18}$"
 #: The event times accepted, in epoch milliseconds (``EventTimes.java``): years 0001 to 9999,
 #: which every later step (Spark timestamps in microseconds, deadlines = time + gap + lateness)
 #: holds without overflow. A record outside is ``invalid_timestamp``, never a failed batch.
 MIN_EVENT_MS, MAX_EVENT_MS = -62_135_596_800_000, 253_402_300_799_999
 #: How those bounds read in a dead letter's detail and the docs.
 EVENT_TIME_RANGE = "0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z"
-_NOT_A_TIME = -(2**63)  # EventTimes.INVALID
 
-#: Columns of :func:`validate_records`'s result.
-VALIDATED_COLUMNS = (
-    "raw",
-    "user_id",
-    "ts_ms",
-    "page_number",
-    "url",
-    "size",
-    "is_tick",
-    "reason",
-    "detail",
-)
+# The columns validation adds beside the declared fields (no field may start with ``_sw_``):
+#: the record as received (base64 when it is not UTF-8 text);
+RAW = "_sw_raw"
+#: the key's value as text (what state is keyed by), null when the record has none;
+KEY = "_sw_key"
+#: the event time in epoch milliseconds (a tick's time for a tick);
+TS_MS = "_sw_ts_ms"
+#: the record's size in bytes;
+SIZE = "_sw_size"
+#: whether the row is an idle tick;
+IS_TICK = "_sw_tick"
+#: the reason code and the detail of a rejected record (null for a valid one).
+REASON = "_sw_reason"
+DETAIL = "_sw_detail"
+CONTROL_COLUMNS = (RAW, KEY, TS_MS, SIZE, IS_TICK, REASON, DETAIL)
+
+_FAILURE = "struct<reason:string,detail:string>"
 
 
-def validate_records(raw: DataFrame, fields: FieldNames, rules: ValidationConfig) -> DataFrame:
-    """Parses the ``raw`` JSON string column of ``raw`` and checks each record.
+def validate_records(
+    raw: DataFrame, schema: Schema, rules: ValidationConfig | None = None
+) -> DataFrame:
+    """Reads the ``raw`` JSON string column of ``raw`` into ``schema``'s fields and checks each
+    record.
 
-    Returns one row per input row with :data:`VALIDATED_COLUMNS`; ``reason`` is null for a valid
-    event. Ticks (control records written by the idle ticker, in rows whose :data:`TICK_SOURCE`
-    column is true) have ``is_tick`` set. A source's own event time (``SOURCE_TIME``, e.g. the
-    Kafka record timestamp) replaces the record's time field where present; a source's position
-    (``SOURCE_POSITION``) is added to the detail of a rejected record.
+    Returns one row per input row: the declared top-level fields (typed), then
+    :data:`CONTROL_COLUMNS`; :data:`REASON` is null for a valid event. Ticks (control records
+    written by the idle ticker, in rows whose :data:`TICK_SOURCE` column is true) have
+    :data:`IS_TICK` set. A source's own event time or key (``SOURCE_TIME``, ``SOURCE_KEY``: the
+    Kafka record's timestamp or key) replaces the record's field where present; a source's
+    position (``SOURCE_POSITION``) is added to the detail of a rejected record. A rule that is
+    not valid Spark SQL over the fields raises :class:`ConfigError` naming it.
     """
+    rules = rules or ValidationConfig()
+    columns = raw.columns
     from_ticks = (
-        F.coalesce(F.col(TICK_SOURCE), F.lit(False)) if TICK_SOURCE in raw.columns else F.lit(False)
+        F.coalesce(F.col(TICK_SOURCE), F.lit(False)) if TICK_SOURCE in columns else F.lit(False)
     )
-    source_time = F.col(SOURCE_TIME) if SOURCE_TIME in raw.columns else F.lit(None)
-    position = F.col(SOURCE_POSITION) if SOURCE_POSITION in raw.columns else F.lit(None)
-    quarantined = F.col(QUARANTINED) if QUARANTINED in raw.columns else F.lit(None)
-    parsed = raw.select(
-        "raw",
-        from_ticks.alias("from_ticks"),
-        quarantined.cast("string").alias("quarantined"),
-        source_time.cast("long").alias("source_time"),
-        position.cast("string").alias("position"),
-        parse_typed(raw, fields).alias("typed"),
+    source_time = SOURCE_TIME in columns
+    source_key = SOURCE_KEY in columns
+    optional = {
+        "_source_time": F.col(SOURCE_TIME).cast("long") if source_time else F.lit(None),
+        "_source_key": F.col(SOURCE_KEY).cast("string") if source_key else F.lit(None),
+        "_position": F.col(SOURCE_POSITION).cast("string")
+        if SOURCE_POSITION in columns
+        else F.lit(None).cast("string"),
+        "_quarantined": F.col(QUARANTINED).cast("string")
+        if QUARANTINED in columns
+        else F.lit(None).cast("string"),
+    }
+    spec = reader_spec(schema, time_from_source=source_time, key_from_source=source_key)
+    read = raw.select(
+        F.col("raw").cast("string").alias("_raw"),
+        from_ticks.alias("_from_ticks"),
+        *(c.alias(n) for n, c in optional.items()),
+        _record_reader(raw, json.dumps(spec)).alias("_read"),
     )
-    typed = F.col("typed")
-    text = _parse_text(parsed, fields)
-    spark = raw.sparkSession
-    # Fast path: a record whose fields have the expected JSON types parses once, with numbers
-    # read as numbers. Anything else (a string timestamp, a quoted number, a float, malformed
-    # JSON) is parsed again with every field as text, which the checks below classify; CASE
-    # WHEN evaluates that second parse only for those records. Each step is its own projection
-    # so that the checks refer to columns: one generated method instead of nested copies of
-    # every expression (Spark falls back to interpreting projections that big).
-    fast = typed.getField(_CORRUPT).isNull()
-    names = (fields.user_id, fields.ts, fields.page_number, fields.url, TICK_FIELD, _CORRUPT)
-    source_ts = F.col("source_time")
-    as_text = parsed.select(
-        "raw",
-        "from_ticks",
-        "position",
-        "quarantined",
-        "source_time",
-        fast.alias("fast"),
-        F.coalesce(source_ts, typed.getField(fields.ts)).alias("ts_number"),
-        typed.getField(fields.page_number).alias("page_number_number"),
-        *(
-            F.when(fast, typed.getField(name).cast("string"))
-            .otherwise(text.getField(name))
-            .alias(f"text_{i}")
-            for i, name in enumerate(names)
-        ),
+    record = F.col("_read")
+    fields = []
+    for f in schema.struct.fields:
+        value = record.getField(f.name)
+        if source_time and f.name == schema.time:
+            value = _time_value(F.col("_source_time"), f.dataType, schema.time_unit)
+        if source_key and f.name == schema.key:
+            value = F.coalesce(F.col("_source_key").cast(f.dataType), value)
+        fields.append(value.alias(f.name))
+    tick_ms = F.when(
+        F.col("_from_ticks"), F.get_json_object("_raw", f"$.{TICK_FIELD}").cast("long")
     )
-    j = {name: F.col(f"text_{i}") for i, name in enumerate(names)}
-    if SOURCE_TIME in raw.columns:  # the source's time wins over the field, when it has one
-        j[fields.ts] = F.coalesce(source_ts.cast("string"), j[fields.ts])
-    is_tick = F.col("from_ticks") & j[TICK_FIELD].isNotNull()
-    ts_text, page_text = j[fields.ts], j[fields.page_number]
-    iso_ms = _engine_column(spark, "event time parse", "eventMillis", ts_text)
-    ts_ms = F.when(F.col("fast") | source_ts.isNotNull(), F.col("ts_number")).otherwise(
-        F.when(ts_text.rlike(_INTEGER), ts_text.cast("long")).otherwise(
-            F.when(iso_ms != _NOT_A_TIME, iso_ms)
-        )
+    ts_ms = F.col("_source_time") if source_time else record.getField("_sw_ts_ms")
+    typed = read.select(
+        *fields,
+        "_raw",
+        "_position",
+        "_quarantined",
+        (F.col("_from_ticks") & tick_ms.isNotNull()).alias(IS_TICK),
+        F.coalesce(tick_ms, ts_ms).alias(TS_MS),
+        record.getField("_sw_reason").alias("_read_reason"),
+        record.getField("_sw_detail").alias("_read_detail"),
     )
-    page_number = F.when(F.col("fast"), F.col("page_number_number")).otherwise(
-        F.when(page_text.rlike(_INTEGER), page_text.cast("long"))
-    )
-    numbers = as_text.select("*", ts_ms.alias("event_ms"), page_number.alias("page"))
-    ts_ms, page_number = F.col("event_ms"), F.col("page")
-    valid_utf8 = F.is_valid_utf8("raw")
-    checked = numbers.select(
+    _check_rules(typed, schema)
+    key = F.col(schema.key).cast("string")
+    valid_utf8 = F.is_valid_utf8("_raw")
+    checked = typed.select(
+        *(F.col(f"`{f.name}`") for f in schema.struct.fields),
         # a record that is not UTF-8 text keeps its exact bytes, in base64 (its reason says so)
-        F.when(valid_utf8, F.col("raw")).otherwise(base64_line(F.col("raw"))).alias("raw"),
+        F.when(valid_utf8, F.col("_raw")).otherwise(base64_line(F.col("_raw"))).alias(RAW),
         # a key read from bytes that are not UTF-8 is not the producer's key: none is shown
-        F.when(valid_utf8, j[fields.user_id]).alias("user_id"),
-        F.when(is_tick, j[TICK_FIELD].cast("long"))
-        .when(ts_ms.between(MIN_EVENT_MS, MAX_EVENT_MS), ts_ms)
-        .alias("ts_ms"),
-        page_number.alias("page_number"),
-        j[fields.url].alias("url"),
-        F.octet_length("raw").cast("long").alias("size"),
-        is_tick.alias("is_tick"),
-        _failure(j, fields, rules, ts_ms, page_number, is_tick, valid_utf8, spark).alias("failure"),
-        "position",
-        "quarantined",
+        F.when(valid_utf8, key).alias(KEY),
+        TS_MS,
+        F.octet_length("_raw").cast("long").alias(SIZE),
+        IS_TICK,
+        _failure(schema, rules, key, valid_utf8).alias("_failure"),
+        "_position",
+        "_quarantined",
     )
-    set_aside = F.col("quarantined").isNotNull() & ~F.col("is_tick")
-    reason = F.when(set_aside, F.lit(Reason.POISON.value)).otherwise(F.col("failure.reason"))
-    detail = F.when(set_aside, F.col("quarantined")).otherwise(F.col("failure.detail"))
-    if SOURCE_POSITION in raw.columns:
-        detail = F.when(F.col("position").isNull(), detail).otherwise(
-            F.concat(detail, F.lit(" (at "), F.col("position"), F.lit(")"))
-        )
-    return checked.select(*VALIDATED_COLUMNS[:-2], reason.alias("reason"), detail.alias("detail"))
+    set_aside = F.col("_quarantined").isNotNull() & ~F.col(IS_TICK)
+    reason = F.when(set_aside, F.lit(Reason.POISON.value)).otherwise(F.col("_failure.reason"))
+    detail = F.when(set_aside, F.col("_quarantined")).otherwise(F.col("_failure.detail"))
+    detail = F.when(F.col("_position").isNull(), detail).otherwise(
+        F.concat(detail, F.lit(" (at "), F.col("_position"), F.lit(")"))
+    )
+    names = [f"`{f.name}`" for f in schema.struct.fields]
+    return checked.select(*names, *CONTROL_COLUMNS[:-2], reason.alias(REASON), detail.alias(DETAIL))
+
+
+def reader_spec(
+    schema: Schema, *, time_from_source: bool = False, key_from_source: bool = False
+) -> dict[str, object]:
+    """What the engine's ``RecordReader`` reads: the declared fields, the required ones, and
+    the event time with its unit (none when the source gives the time)."""
+    required = [
+        p
+        for p in schema.required_fields
+        if not (time_from_source and p == schema.time) and not (key_from_source and p == schema.key)
+    ]
+    return {
+        "schema": json.loads(schema.struct.json()),
+        "required": required,
+        "time": None if time_from_source else schema.time,
+        "time_unit": schema.time_unit,
+    }
+
+
+def _time_value(ms: Column, data_type: T.DataType, unit: str) -> Column:
+    """A source's event time (epoch ms) as the declared time field's value."""
+    if isinstance(data_type, T.TimestampType):
+        return F.timestamp_millis(ms)
+    per_ms = {"s": None, "ms": 1, "us": 1000}[unit]
+    value = F.floor(ms / 1000) if per_ms is None else ms * per_ms
+    return value.cast(data_type)
 
 
 def base64_line(value: Column) -> Column:
@@ -163,152 +206,73 @@ def base64_line(value: Column) -> Column:
     return F.regexp_replace(F.base64(value), r"[\r\n]", "")
 
 
-def _schema(fields: FieldNames, number: str) -> str:
-    return (
-        f"`{fields.user_id}` string, `{fields.ts}` {number}, `{fields.page_number}` {number}, "
-        f"`{fields.url}` string, `{TICK_FIELD}` {number}, `{_CORRUPT}` string"
-    )
-
-
-def _from_json(raw: DataFrame, schema: str) -> Column:
-    return F.from_json(raw["raw"], schema, {"columnNameOfCorruptRecord": _CORRUPT})
-
-
-def _parse_text(raw: DataFrame, fields: FieldNames) -> Column:
-    """``raw`` parsed as JSON with every field as text: a number's text as written (the byte
-    parser slices it from the record, where ``from_json`` would print the double it read), so
-    that a dead letter's detail shows the value the producer sent."""
-    return _json_from_bytes(raw, _schema(fields, "string"))
-
-
-def _engine_column(spark: SparkSession, what: str, name: str, argument: Column) -> Column:
-    """One of the engine's per-record checks (``ValidationColumns.java``) over ``argument``."""
+def _record_reader(raw: DataFrame, spec: str) -> Column:
+    """The engine's strict one-pass reader of each record into the declared types
+    (``RecordReader.java``): the fields, ``_sw_ts_ms``, ``_sw_reason`` and ``_sw_detail``."""
     jcol = call_engine(
-        spark,
-        what,
-        lambda jvm: getattr(jvm.io.streamwarden.engine.json.ValidationColumns, name)(argument._jc),
-    )
-    return ClassicColumn(jcol)
-
-
-def parse_typed(raw: DataFrame, fields: FieldNames, *, engine: bool = True) -> Column:
-    """``raw`` parsed with the expected types: by the engine's byte parser, or (``engine`` false,
-    for comparison) by Spark's ``from_json``."""
-    schema = _schema(fields, "long")
-    return _json_from_bytes(raw, schema) if engine else _from_json(raw, schema)
-
-
-def _json_from_bytes(raw: DataFrame, schema: str) -> Column:
-    """``from_json`` of ``raw``'s UTF-8 bytes, without a text reader per record (the engine's
-    ``JsonFromBytes``: the same parser as Spark's, ~15% less CPU on a pattern run). A record that
-    it marks corrupt, invalid UTF-8 included, takes the text path like any other."""
-    spark = raw.sparkSession
-    jcol = call_engine(
-        spark,
-        "JSON parse",
-        lambda jvm: jvm.io.streamwarden.engine.json.JsonFromBytes.column(
-            raw["raw"]._jc, schema, _CORRUPT
+        raw.sparkSession,
+        "record reader",
+        lambda jvm: jvm.io.streamwarden.engine.json.RecordReader.column(
+            F.col("raw").cast("string")._jc, spec
         ),
     )
     return ClassicColumn(jcol)
 
 
-def _failure(
-    j: dict[str, Column],
-    f: FieldNames,
-    rules: ValidationConfig,
-    ts_ms: Column,
-    page_number: Column,
-    is_tick: Column,
-    valid_utf8: Column,
-    spark: SparkSession,
-) -> Column:
+def _failure(schema: Schema, rules: ValidationConfig, key: Column, valid_utf8: Column) -> Column:
     """A struct(reason, detail) for the first failed check, or null when all pass."""
-    raw_size = F.octet_length("raw")
-    user, ts, page, url = j[f.user_id], j[f.ts], j[f.page_number], j[f.url]
-
-    def json_container(value: Column) -> Column:
-        return F.substring(value, 1, 1).isin("{", "[")
-
-    checks: list[tuple[Column, Reason | None, Column]] = [
+    size = F.octet_length("_raw")
+    ts_ms = F.col(TS_MS)
+    name = schema.key
+    checks: list[tuple[Column, Reason | None, Column | None]] = [
         (
             ~valid_utf8,
             Reason.INVALID_UTF8,
             F.lit(
-                "record is not valid UTF-8 text, so it is not JSON and its user id could not be "
+                "record is not valid UTF-8 text, so it is not JSON and its key could not be "
                 "told apart from another's; raw holds its exact bytes in base64"
             ),
         ),
         (
-            raw_size > rules.max_record_bytes,
+            size > rules.max_record_bytes,
             Reason.RECORD_TOO_LARGE,
             F.format_string(
-                f"record is %d bytes, over max_record_bytes {rules.max_record_bytes}", raw_size
+                f"record is %d bytes, over max_record_bytes {rules.max_record_bytes}", size
             ),
         ),
+        (F.col(IS_TICK), None, None),  # ticks pass; IS_TICK marks them
         (
-            j[_CORRUPT].isNotNull(),
-            Reason.MALFORMED_JSON,
-            F.coalesce(
-                _engine_column(spark, "record shape", "shapeProblem", F.col("raw")),
-                F.lit(
-                    "record is not valid JSON (RFC 8259: double-quoted strings, no NaN), or "
-                    "names a field twice"
-                ),
-            ),
+            F.col("_read_reason").isNotNull(),
+            None,  # the reader's own reason
+            F.col("_read_detail"),
         ),
-        (is_tick, None, F.lit(None)),  # ticks pass; is_tick marks them
-        (user.isNull(), Reason.MISSING_FIELD, F.lit(f"required field '{f.user_id}' is missing")),
-        (ts.isNull(), Reason.MISSING_FIELD, F.lit(f"required field '{f.ts}' is missing")),
         (
-            page.isNull(),
+            key.isNull(),
             Reason.MISSING_FIELD,
-            F.lit(f"required field '{f.page_number}' is missing"),
+            F.lit(f"required field '{name}' is missing"),
         ),
         (
-            json_container(user) | F.coalesce(json_container(url), F.lit(False)),
-            Reason.WRONG_TYPE,
-            F.lit(f"'{f.user_id}' and '{f.url}' must be strings"),
+            key.rlike(r"^(?U)\s*$"),  # any whitespace (tabs, line breaks, Unicode spaces)
+            Reason.INVALID_KEY,
+            F.lit(f"the key '{name}' is empty or only whitespace"),
         ),
         (
-            page_number.isNull(),
-            Reason.WRONG_TYPE,
-            F.format_string(f"'{f.page_number}' must be an integer, got %s", page),
+            F.instr(key, "\u0000") > 0,
+            Reason.INVALID_KEY,
+            F.lit(f"the key '{name}' contains the NUL character (\\u0000)"),
         ),
         (
-            user.rlike(r"^(?U)\s*$"),  # any whitespace (tabs, line breaks, Unicode spaces)
-            Reason.INVALID_USER_ID,
-            F.lit(f"'{f.user_id}' is empty or only whitespace"),
-        ),
-        (
-            F.instr(user, "\u0000") > 0,
-            Reason.INVALID_USER_ID,
-            F.lit(f"'{f.user_id}' contains the NUL character (\\u0000)"),
-        ),
-        (
-            F.length(user) > rules.max_user_id_length,
-            Reason.INVALID_USER_ID,
+            F.length(key) > rules.max_key_length,
+            Reason.INVALID_KEY,
             F.format_string(
-                f"'{f.user_id}' has %d characters, over {rules.max_user_id_length}", F.length(user)
+                f"the key '{name}' has %d characters, over max_key_length {rules.max_key_length}",
+                F.length(key),
             ),
         ),
         (
-            ts_ms.isNull(),
+            ts_ms.isNull() | (ts_ms < MIN_EVENT_MS) | (ts_ms > MAX_EVENT_MS),
             Reason.INVALID_TIMESTAMP,
-            F.format_string(
-                f"'{f.ts}' %s is neither epoch milliseconds nor an ISO-8601 time "
-                "with a zone (e.g. 2026-01-01T12:00:00Z)",
-                ts,
-            ),
-        ),
-        (
-            (ts_ms < MIN_EVENT_MS) | (ts_ms > MAX_EVENT_MS),
-            Reason.INVALID_TIMESTAMP,
-            F.format_string(
-                f"'{f.ts}' %s is outside the event times accepted, {EVENT_TIME_RANGE} "
-                f"(epoch milliseconds {MIN_EVENT_MS} .. {MAX_EVENT_MS})",
-                ts,
-            ),
+            F.lit(f"'{schema.time}' is outside the event times accepted, {EVENT_TIME_RANGE}"),
         ),
     ]
     if rules.max_future_skew is not None:
@@ -318,28 +282,131 @@ def _failure(
                 ts_ms > F.unix_millis(F.current_timestamp()) + skew_ms,
                 Reason.TIMESTAMP_IN_FUTURE,
                 F.format_string(
-                    f"'{f.ts}' %s is more than {skew_ms} ms ahead of ingestion time", ts
+                    f"'{schema.time}' %s is more than {skew_ms} ms ahead of ingestion time",
+                    F.timestamp_millis(ts_ms).cast("string"),
                 ),
             )
         )
-    checks += [
-        (
-            page_number < 1,
-            Reason.PAGE_NUMBER_OUT_OF_RANGE,
-            F.format_string(f"'{f.page_number}' must be >= 1, got %s", page),
-        ),
-        (
-            page_number > rules.max_pages,
-            Reason.PAGE_NUMBER_OVER_MAX,
-            F.format_string(f"'{f.page_number}' %s is over max_pages {rules.max_pages}", page),
-        ),
-    ]
-    result: Column = F.lit(None).cast("struct<reason:string,detail:string>")
-    for condition, reason, detail in reversed(checks):
-        outcome = (
-            F.lit(None).cast("struct<reason:string,detail:string>")
-            if reason is None
-            else F.struct(F.lit(reason.value).alias("reason"), detail.alias("detail"))
+    if rules.earliest_event_time is not None:
+        earliest = rules.earliest_event_time
+        earliest_ms = int(earliest.timestamp() * 1000)
+        shown = earliest.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if isinstance(schema.time_type, T.TimestampType):
+            hint = "set validation.earliest_event_time earlier (or 'off') if such times are real"
+        else:
+            hint = f"is schema.time_unit ({schema.time_unit!r}) the unit of the field?"
+        checks.append(
+            (
+                ts_ms < earliest_ms,
+                Reason.INVALID_TIMESTAMP,
+                F.format_string(
+                    f"'{schema.time}' is %sZ, before validation.earliest_event_time {shown}: "
+                    + hint,
+                    F.date_format(F.timestamp_millis(ts_ms), "yyyy-MM-dd'T'HH:mm:ss.SSS"),
+                ),
+            )
         )
+    for path, field_checks in schema.checks.items():
+        checks += _field_checks(path, field_checks)
+    for rule in schema.rules:
+        outcome = F.expr(rule.check)
+        checks.append(
+            (
+                ~outcome | outcome.isNull(),
+                Reason.RULE_FAILED,
+                F.when(
+                    outcome.isNull(),
+                    F.lit(f"rule '{rule.name}' is null (a value it reads is null): {rule.check}"),
+                ).otherwise(F.lit(f"rule '{rule.name}' failed: {rule.check}")),
+            )
+        )
+    passed = F.lit(None).cast(_FAILURE)
+    result: Column = passed
+    for condition, reason, detail in reversed(checks):
+        if reason is None:  # a tick passes; the reader's failure is its own reason
+            outcome = (
+                passed
+                if detail is None
+                else F.struct(F.col("_read_reason").alias("reason"), detail.alias("detail"))
+            )
+        else:
+            assert detail is not None  # a check with a reason has a detail
+            outcome = F.struct(F.lit(reason.value).alias("reason"), detail.alias("detail"))
         result = F.when(F.coalesce(condition, F.lit(False)), outcome).otherwise(result)
     return result
+
+
+def _field_checks(path: str, checks: FieldChecks) -> list[tuple[Column, Reason, Column]]:
+    """The checks of one field (a null value passes them all)."""
+    value = F.col(path)
+    text = value.cast("string")
+    out: list[tuple[Column, Reason, Column]] = []
+    if checks.min is not None:
+        out.append(
+            (
+                value < F.lit(checks.min),
+                Reason.OUT_OF_RANGE,
+                F.format_string(f"'{path}' %s is below the minimum {checks.min}", text),
+            )
+        )
+    if checks.max is not None:
+        out.append(
+            (
+                value > F.lit(checks.max),
+                Reason.OUT_OF_RANGE,
+                F.format_string(f"'{path}' %s is over the maximum {checks.max}", text),
+            )
+        )
+    if checks.allowed is not None:
+        quoted = any(isinstance(v, str) for v in checks.allowed)
+        allowed = ", ".join(json.dumps(v) for v in checks.allowed)
+        shown = F.to_json(F.array(value)).substr(2, 1_000_000) if quoted else text
+        shown = F.regexp_replace(shown, r"\]$", "") if quoted else shown
+        out.append(
+            (
+                ~value.isin(*checks.allowed),
+                Reason.NOT_ALLOWED,
+                F.format_string(f"'{path}' %s is not one of {allowed}", shown),
+            )
+        )
+    if checks.max_length is not None:
+        out.append(
+            (
+                F.length(value) > checks.max_length,
+                Reason.TOO_LONG,
+                F.format_string(
+                    f"'{path}' has %d characters, over max_length {checks.max_length}",
+                    F.length(value),
+                ),
+            )
+        )
+    if checks.pattern is not None:
+        out.append(
+            (
+                ~value.rlike(f"^(?:{checks.pattern})$"),
+                Reason.PATTERN_MISMATCH,
+                F.format_string(f"'{path}' %s does not match the pattern {checks.pattern!r}", text),
+            )
+        )
+    return out
+
+
+def _check_rules(typed: DataFrame, schema: Schema) -> None:
+    """Each rule is a Spark SQL condition over the declared fields: otherwise every record
+    would fail it, so the query does not start (:class:`ConfigError` naming the rule)."""
+    for rule in schema.rules:
+        where = f"schema.rules {rule.name!r} ({rule.check})"
+        try:
+            result = typed.select(F.expr(rule.check)).schema.fields[0].dataType
+        except (AnalysisException, ParseException) as exc:
+            text = str(exc).strip()
+            first = text.splitlines()[0] if text else type(exc).__name__
+            raise ConfigError(
+                f"{where} is not valid Spark SQL over the declared fields: {first}; name only "
+                "fields of schema.fields (dotted into a STRUCT)"
+            ) from None
+        if not isinstance(result, T.BooleanType):
+            raise ConfigError(
+                f"{where} gives a {result.simpleString().upper()}, not a BOOLEAN; write a "
+                "condition, e.g. amount < 1000 OR currency = 'EUR'"
+            )

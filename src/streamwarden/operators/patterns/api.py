@@ -22,6 +22,7 @@ from streamwarden.operators.patterns.compile import (
 from streamwarden.operators.patterns.options import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
 from streamwarden.operators.patterns.rows import key_rejection, pattern_engine_rows
+from streamwarden.schema.model import field_type
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
 
@@ -38,16 +39,18 @@ class DetectResult:
 
     combined: DataFrame
     compiled: CompiledPattern
+    #: The type of each carried field (``compiled.fields``), which the output restores.
+    types: tuple[T.DataType, ...] = ()
 
     @property
     def matches(self) -> DataFrame:
         """One row per match: key, match id, start and end time, the matched events."""
-        return match_rows(self.combined, self.compiled.fields)
+        return match_rows(self.combined, self.compiled.fields, self.types)
 
     @property
     def timeouts(self) -> DataFrame:
         """Partial matches whose window closed (only with ``emit_timeouts``)."""
-        return timeout_rows(self.combined, self.compiled.fields)
+        return timeout_rows(self.combined, self.compiled.fields, self.types)
 
     @property
     def dead_letters(self) -> DataFrame:
@@ -103,7 +106,7 @@ def detect(
     _check_time_type(events, time)
     check_stages(events, pattern)
     compiled = compile_for(events, pattern, fields, options)
-    return run_detector(detect_rows(events, compiled, key, time, options), compiled)
+    return run_detector(detect_rows(events, compiled, key, time, options), compiled, events)
 
 
 def _check_time_type(events: DataFrame, time: str) -> None:
@@ -217,9 +220,16 @@ def compile_for(
 ) -> CompiledPattern:
     """Compiles ``pattern`` for ``events``: numeric columns are compared as numbers.
     ``keep_empty_state`` is for tests only (see :func:`compile_pattern`)."""
+    used = [*fields, *(p.field for s in pattern.stages for p in s.previous)]
+    used += [
+        a.field
+        for s in pattern.stages
+        for a in (*s.aggregates, *s.until_aggregates)
+        if a.field is not None
+    ]
     numeric = frozenset(
         f.name for f in events.schema.fields if isinstance(f.dataType, T.NumericType)
-    )
+    ) | frozenset(f for f in used if isinstance(field_type(events.schema, f), T.NumericType))
     return compile_pattern(
         pattern,
         fields,
@@ -232,8 +242,11 @@ def compile_for(
     )
 
 
-def run_detector(rows: DataFrame, compiled: CompiledPattern) -> DetectResult:
-    """Runs the engine over ``rows`` laid out as ``EngineInput.java`` defines them."""
+def run_detector(
+    rows: DataFrame, compiled: CompiledPattern, events: DataFrame | None = None
+) -> DetectResult:
+    """Runs the engine over ``rows`` laid out as ``EngineInput.java`` defines them; the
+    carried fields come out with their types in ``events``."""
     spark: SparkSession = rows.sparkSession
     jdf = call_engine(
         spark,
@@ -242,7 +255,22 @@ def run_detector(rows: DataFrame, compiled: CompiledPattern) -> DetectResult:
             rows._jdf, compiled.plan_json
         ),
     )
-    return DetectResult(DataFrame(jdf, spark), compiled)
+    types = () if events is None else carried_types(events, compiled.fields)
+    return DetectResult(DataFrame(jdf, spark), compiled, types)
+
+
+def carried_types(events: DataFrame, fields: Sequence[str]) -> tuple[T.DataType, ...]:
+    """The type of each of ``fields`` (dotted into structs) in ``events``."""
+    return tuple(field_type(events.schema, f) or T.StringType() for f in fields)
+
+
+def restored_value(text: Column, data_type: T.DataType) -> Column:
+    """A carried field's text back as ``data_type``."""
+    if isinstance(data_type, T.StructType | T.ArrayType):
+        return F.from_json(text, data_type)
+    if isinstance(data_type, T.MapType):
+        return F.from_json(text, data_type.simpleString())
+    return text.cast(data_type)
 
 
 def detect_rows(
@@ -272,36 +300,41 @@ def detect_rows(
     return pattern_engine_rows(events, records, compiled, options, raw)
 
 
-def _events(fields: Sequence[str]) -> Column:
+def _events(fields: Sequence[str], types: Sequence[T.DataType] = ()) -> Column:
     zipped = F.arrays_zip("ev_stage", "ev_ts_ms", "ev_values")
+    kinds = list(types) or [T.StringType()] * len(fields)
     return F.transform(
         zipped,
         lambda z: F.struct(
             z["ev_stage"].alias("stage"),
             F.timestamp_millis(z["ev_ts_ms"]).alias("event_time"),
-            *[z["ev_values"][i].alias(f) for i, f in enumerate(fields)],
+            *[restored_value(z["ev_values"][i], kinds[i]).alias(f) for i, f in enumerate(fields)],
         ),
     )
 
 
-def match_rows(combined: DataFrame, fields: Sequence[str]) -> DataFrame:
+def match_rows(
+    combined: DataFrame, fields: Sequence[str], types: Sequence[T.DataType] = ()
+) -> DataFrame:
     return combined.where(F.col("kind") == "match").select(
         "key",
         "match_id",
         F.timestamp_millis("start_ms").alias("match_start"),
         F.timestamp_millis("end_ms").alias("match_end"),
-        _events(fields).alias("events"),
+        _events(fields, types).alias("events"),
     )
 
 
-def timeout_rows(combined: DataFrame, fields: Sequence[str]) -> DataFrame:
+def timeout_rows(
+    combined: DataFrame, fields: Sequence[str], types: Sequence[T.DataType] = ()
+) -> DataFrame:
     return combined.where(F.col("kind") == "timeout").select(
         "key",
         "match_id",
         F.timestamp_millis("start_ms").alias("match_start"),
         F.timestamp_millis("end_ms").alias("match_end"),
         F.timestamp_millis("deadline_ms").alias("deadline"),
-        _events(fields).alias("events"),
+        _events(fields, types).alias("events"),
     )
 
 

@@ -17,9 +17,9 @@ from pyspark.sql import Column
 from streamwarden.errors import ConfigError, PatternError
 from streamwarden.operators.patterns.api import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
-from streamwarden.operators.patterns.records import EVENT_COLUMNS
 from streamwarden.operators.patterns.settings import PatternsConfig, PatternStageConfig, stage_tree
 from streamwarden.operators.patterns.skip import AfterMatch, SkipKind
+from streamwarden.schema.model import Schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -32,12 +32,12 @@ _STAND_IN: Column = object.__new__(Column)
 
 
 def pattern_from_config(
-    config: PatternsConfig, conditions: Mapping[str, Column] | None = None
+    config: PatternsConfig, schema: Schema, conditions: Mapping[str, Column] | None = None
 ) -> Pattern:
-    """The pattern the config declares. ``conditions`` maps stage names to compiled ``where``
-    columns (see :func:`compile_conditions`); without them only the structure is built and
-    checked, which is what loading a config does."""
-    _check_columns(config)
+    """The pattern the config declares over ``schema``'s records. ``conditions`` maps stage
+    names to compiled ``where`` columns (see :func:`compile_conditions`); without them only
+    the structure is built and checked, which is what loading a config does."""
+    _check_columns(config, schema)
     pattern = _sequence(config.stages, "patterns.stages", config.within, conditions)
     skip = AfterMatch(SkipKind(config.skip), config.skip_stage, config.skip_throw_on_miss)
     try:
@@ -77,18 +77,20 @@ def _sequence(
     return pattern
 
 
-def _check_columns(config: PatternsConfig) -> None:
-    used = [("patterns.key", config.key)] + [("patterns.fields", f) for f in config.fields]
+def _check_columns(config: PatternsConfig, schema: Schema) -> None:
+    used = [("patterns.key", config.key_of(schema))]
+    used += [("patterns.fields", f) for f in config.fields_of(schema)]
     for path, stage in stage_tree(config.stages):
         used += [(f"{path}.previous", p.field) for p in stage.previous]
         for setting in ("aggregates", "until_aggregates"):
             aggregated = f"{path}.{setting}"
             used += [(aggregated, a.field) for a in getattr(stage, setting) if a.field is not None]
+    declared = ", ".join(f.name for f in schema.struct.fields)
     for where, column in used:
-        if column not in EVENT_COLUMNS:
+        if schema.type_of(column) is None:
             raise ConfigError(
-                f"{where}: {column!r} is not a validated event column; use one of "
-                f"{', '.join(EVENT_COLUMNS)}"
+                f"{where}: {column!r} is not a declared field (schema.fields declares "
+                f"{declared}; a dotted name reaches into a STRUCT)"
             )
 
 
@@ -152,7 +154,9 @@ def _with_stage(
     return pattern
 
 
-def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, Column]:
+def compile_conditions(
+    config: PatternsConfig, events: DataFrame, schema: Schema
+) -> dict[str, Column]:
     """Each stage's ``where`` and ``until`` (nested stages' and groups' too) as a Spark
     Column, checked against ``events`` (parsed, resolved and boolean); the first failure raises
     a :class:`ConfigError` naming the stage by its config path."""
@@ -161,10 +165,11 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
     from streamwarden.operators.patterns.compile import condition_problem
 
     compiled: dict[str, Column] = {}
-    # Checked against the event columns only: the control columns (is_tick, reason, detail)
-    # are the pipeline's own and mean nothing in a condition.
-    visible = events.select(*EVENT_COLUMNS)
-    columns = ", ".join(EVENT_COLUMNS)
+    # Checked against the declared fields only: the control columns validation adds are the
+    # pipeline's own and mean nothing in a condition.
+    names = [f.name for f in schema.struct.fields]
+    visible = events.select(*(F.col(f"`{n}`") for n in names))
+    columns = ", ".join(names)
     for path, stage in stage_tree(config.stages):
         expressions = [] if stage.where is None else [("where", stage.name, stage.where)]
         if stage.until is not None:
@@ -175,8 +180,8 @@ def compile_conditions(config: PatternsConfig, events: DataFrame) -> dict[str, C
             problem = condition_problem(visible, condition)
             if problem is not None:
                 raise ConfigError(
-                    f"{where} {problem} (columns: {columns}); write a boolean over those "
-                    "columns, such as url LIKE '/scan/%'"
+                    f"{where} {problem} (declared fields: {columns}); write a boolean over "
+                    "those fields, such as status = 'failure'"
                 )
             compiled[key] = condition
     return compiled

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from streamwarden.history.base import StoredColumns
 from streamwarden.operators.base import OPERATORS, Batches, OperatorStep, Outputs
 from streamwarden.operators.patterns.accounting import PatternAccounting, reconcile_patterns
 from streamwarden.operators.patterns.from_config import pattern_from_config
@@ -54,18 +55,21 @@ class PatternsOperator:
         p = _section(config)
         return {
             "pattern": {
-                "key": p.key,
-                "fields": list(p.fields),
+                "key": p.key_of(config.schema),
+                "fields": p.fields_of(config.schema),
                 # a stage's `where` may change: it decides which events a stage takes, not
                 # what the stored partial matches hold
                 "stages": [s.model_dump(mode="json", exclude={"where"}) for s in p.stages],
             }
         }
 
+    def history_columns(self, config: PipelineView) -> StoredColumns | None:
+        return None  # a pattern keeps no history
+
     def check(self, config: PipelineView) -> None:
         """Builds the pattern with stand-in conditions: structural mistakes (a quantifier
         where none fits, an unknown stage in ``previous``...) fail before Spark starts."""
-        pattern_from_config(_section(config))
+        pattern_from_config(_section(config), config.schema)
 
     def build_step(self, config: PipelineView, records: DataFrame) -> OperatorStep:
         return patterns_step(config, records)

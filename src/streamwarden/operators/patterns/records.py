@@ -1,6 +1,6 @@
-"""Pattern detection over raw pageview records, as the pipeline runs it: records are validated
-first (rejects keep their reason and travel through the same stateful step as dead letters),
-idle ticks move event time, and the valid events go through the NFA.
+"""Pattern detection over raw records, as the pipeline runs it: records are validated against
+the declared schema first (rejects keep their reason and travel through the same stateful step
+as dead letters), idle ticks move event time, and the valid events go through the NFA.
 
 The watermark is declared on every valid event and tick *before* events that meet no stage
 condition are filtered out, so event time (and with it ``too_late`` and every deadline) does not
@@ -21,32 +21,33 @@ from streamwarden.operators.patterns.compile import CompiledPattern
 from streamwarden.operators.patterns.options import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
 from streamwarden.operators.patterns.rows import key_rejection, pattern_engine_rows
+from streamwarden.schema.model import field_type
 from streamwarden.validation import validate_records
-from streamwarden.validation.settings import FieldNames, ValidationConfig
+from streamwarden.validation.validate import DETAIL, IS_TICK, KEY, RAW, REASON, TS_MS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["EVENT_COLUMNS", "detect_validated", "validated_events"]
+    from streamwarden.schema.model import Schema
+    from streamwarden.validation.settings import ValidationConfig
 
-#: Columns a stage condition (and ``key``/``fields``) may use, besides the control columns.
-EVENT_COLUMNS = ("user_id", "event_time", "ts_ms", "page_number", "url", "size", "raw")
+__all__ = ["detect_validated", "validated_events"]
 
 
 def validated_events(
-    records: DataFrame, fields: FieldNames, validation: ValidationConfig
+    records: DataFrame, schema: Schema, validation: ValidationConfig | None = None
 ) -> DataFrame:
-    """``records`` (one ``raw`` JSON string per row) validated, with ``event_time`` added as a
-    timestamp; rejects keep ``reason`` and ``detail``, ticks have ``is_tick`` set."""
-    validated = validate_records(records, fields, validation)
-    return validated.withColumn("event_time", F.timestamp_millis("ts_ms"))
+    """``records`` (one ``raw`` JSON string per row) validated against ``schema``: the declared
+    fields as typed columns and validation's control columns; rejects keep their reason and
+    detail, ticks are marked."""
+    return validate_records(records, schema, validation)
 
 
 def detect_validated(
     validated: DataFrame,
     pattern: Pattern,
     *,
-    key: str = "user_id",
+    key: str,
     fields: Sequence[str] = (),
     options: PatternOptions | None = None,
 ) -> DetectResult:
@@ -55,13 +56,10 @@ def detect_validated(
     events behind the watermark as ``too_late`` dead letters; ticks only move event time."""
     options = options or PatternOptions()
     for name in (key, *fields):
-        if name not in validated.columns:
-            raise PatternError(
-                f"column {name!r} is not a validated event column; use one of "
-                f"{', '.join(EVENT_COLUMNS)}"
-            )
+        if field_type(validated.schema, name) is None:
+            raise PatternError(f"{name!r} is not a declared field of the schema")
     compiled = compile_for(validated, pattern, fields, options)
-    return run_detector(validated_rows(validated, compiled, key, options), compiled)
+    return run_detector(validated_rows(validated, compiled, key, options), compiled, validated)
 
 
 def validated_rows(
@@ -69,17 +67,17 @@ def validated_rows(
 ) -> DataFrame:
     """Validation's rejects, and valid events whose ``key`` is null or reserved, are rejected
     with their reason; ticks only move event time."""
-    tick = F.col("is_tick")
+    tick = F.col(IS_TICK)
     key_rejected, key_reason, key_detail = key_rejection(key, f"the pattern key '{key}' is null")
-    rejected = ~tick & (F.col("reason").isNotNull() | key_rejected)
+    rejected = ~tick & (F.col(REASON).isNotNull() | key_rejected)
     records = EngineRecords(
         key=F.col(key).cast("string"),
-        ts_ms=F.when(~rejected, F.col("ts_ms")),
-        raw=F.col("raw"),
-        reason=F.when(rejected, F.coalesce(F.col("reason"), key_reason)),
-        detail=F.when(rejected, F.coalesce(F.col("detail"), key_detail)),
-        user=F.col("user_id").cast("string"),
+        ts_ms=F.when(~rejected, F.col(TS_MS)),
+        raw=F.col(RAW),
+        reason=F.when(rejected, F.coalesce(F.col(REASON), key_reason)),
+        detail=F.when(rejected, F.coalesce(F.col(DETAIL), key_detail)),
+        user=F.col(KEY),
         rejected=rejected,
         tick=tick,
     )
-    return pattern_engine_rows(validated, records, compiled, options, F.col("raw"))
+    return pattern_engine_rows(validated, records, compiled, options, F.col(RAW))

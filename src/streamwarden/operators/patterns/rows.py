@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from streamwarden.operators.engine_rows import (
     EVENT_TIME,
@@ -23,6 +24,7 @@ from streamwarden.operators.engine_rows import (
     reserved_key,
     with_watermark,
 )
+from streamwarden.schema.model import field_type
 from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from streamwarden.operators.patterns.compile import CompiledPattern
     from streamwarden.operators.patterns.options import PatternOptions
 
-__all__ = ["key_rejection", "pattern_engine_rows"]
+__all__ = ["carried_text", "key_rejection", "pattern_engine_rows"]
 
 
 def key_rejection(key: str, null_detail: str) -> tuple[Column, Column, Column]:
@@ -61,11 +63,21 @@ def pattern_engine_rows(
     records = _poison_on_condition_error(records, compiled, event_raw)
     payload = (
         F.when(records.kind == KIND_EVENT, compiled.mask).otherwise(F.lit(0)).cast("long"),
-        F.array(*[F.col(f).cast("string") for f in compiled.fields]).cast("array<string>"),
+        F.array(*[carried_text(frame, f) for f in compiled.fields]).cast("array<string>"),
     )
     rows = engine_rows(frame, records, PATTERN_PAYLOAD, payload)
     prefilter = options.prefilter and compiled.prefilter_safe
     return with_watermark(rows, options.max_out_of_orderness, _relevant if prefilter else None)
+
+
+def carried_text(frame: DataFrame, field: str) -> Column:
+    """A carried field's value as text (a STRUCT, ARRAY or MAP as JSON), which the output
+    restores to its type."""
+    data_type = field_type(frame.schema, field)
+    value = F.col(field)
+    if isinstance(data_type, T.StructType | T.ArrayType | T.MapType):
+        return F.to_json(value)
+    return value.cast("string")
 
 
 def _poison_on_condition_error(

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from streamwarden.operators.settings import OperatorSettings
+from streamwarden.schema.model import Schema
 from streamwarden.settings import defaults
 from streamwarden.settings.types import Duration, OptionalDuration, Strict
 from streamwarden.settings.units import format_duration
@@ -181,16 +182,17 @@ SkipStrategy = Literal[
 
 class PatternsConfig(OperatorSettings):
     """A keyed pattern over the validated events (operator ``patterns``). ``key`` is a
-    validated column (default ``user_id``); ``fields`` are carried into each matched event of
-    the output. Every partial match is dropped at its first event + ``within`` (lesson L3), and,
+    declared field (default: ``schema.key``); ``fields`` are the declared fields carried into
+    each matched event of the output, with their types (default: every top-level field). Every
+    partial match is dropped at its first event + ``within`` (lesson L3), and,
     with ``within_consecutive``, sooner when that long passes after its last event."""
 
     outputs = ("matches",)
     optional_outputs = ("timeouts",)
     needs = "its stages"
 
-    key: str = "user_id"
-    fields: list[str] = Field(default_factory=lambda: ["url"])
+    key: str | None = None
+    fields: list[str] | None = None
     within: Duration
     within_consecutive: OptionalDuration = None
     skip: SkipStrategy = "no_skip"
@@ -235,6 +237,16 @@ class PatternsConfig(OperatorSettings):
                 "patterns.skip_throw_on_miss only goes with skip_to_first or skip_to_last"
             )
         return self
+
+    def key_of(self, schema: Schema) -> str:
+        """The field whose value keys the pattern's state."""
+        return self.key or schema.key
+
+    def fields_of(self, schema: Schema) -> list[str]:
+        """The fields carried into each matched event."""
+        return (
+            list(self.fields) if self.fields is not None else [f.name for f in schema.struct.fields]
+        )
 
     def check_sinks(self, configured: Collection[str]) -> None:
         if self.emit_timeouts != ("timeouts" in configured):

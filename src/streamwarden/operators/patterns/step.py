@@ -33,6 +33,7 @@ from streamwarden.operators.patterns.records import detect_validated, validated_
 from streamwarden.operators.patterns.settings import PatternsConfig
 from streamwarden.sinks.base import OutputShape
 from streamwarden.validation import Reason
+from streamwarden.validation.validate import IS_TICK, REASON
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -87,18 +88,20 @@ def patterns_step(config: PipelineView, records: DataFrame) -> OperatorStep:
     """Builds the pattern step from ``config``; bad ``where`` SQL raises ``ConfigError``."""
     cfg = config.section
     assert isinstance(cfg, PatternsConfig)  # the config chose it by the operator
-    validated = validated_events(records, config.fields, config.validation)
-    pattern = pattern_from_config(cfg, compile_conditions(cfg, validated))
-    observed = validated.observe(INPUT_OBSERVATION, *_input_counts(cfg.key))
+    schema = config.schema
+    key = cfg.key_of(schema)
+    validated = validated_events(records, schema, config.validation)
+    pattern = pattern_from_config(cfg, schema, compile_conditions(cfg, validated, schema))
+    observed = validated.observe(INPUT_OBSERVATION, *_input_counts(key))
     result = detect_validated(
-        observed, pattern, key=cfg.key, fields=cfg.fields, options=options_from_config(cfg)
+        observed, pattern, key=key, fields=cfg.fields_of(schema), options=options_from_config(cfg)
     )
-    carried = result.compiled.fields
+    carried, types = result.compiled.fields, result.types
     writer = writer_for(
         config,
         {
-            "matches": lambda c: match_rows(c, carried),
-            "timeouts": lambda c: timeout_rows(c, carried),  # when configured
+            "matches": lambda c: match_rows(c, carried, types),
+            "timeouts": lambda c: timeout_rows(c, carried, types),  # when configured
             "dead_letters": dead_letter_rows,
         },
         {
@@ -114,9 +117,9 @@ def _input_counts(key: str) -> list[Column]:
     """Valid events (keyed) and rejected records; ticks are not input records. A record the
     supervisor's bisection set aside (``poison`` already at validation) counts as an event the
     engine refused, as one the engine itself found poison does."""
-    record = ~F.coalesce(F.col("is_tick"), F.lit(False))
-    set_aside = F.coalesce(F.col("reason") == F.lit(Reason.POISON.value), F.lit(False))
-    valid = (F.col("reason").isNull() & F.col(key).isNotNull()) | set_aside
+    record = ~F.coalesce(F.col(IS_TICK), F.lit(False))
+    set_aside = F.coalesce(F.col(REASON) == F.lit(Reason.POISON.value), F.lit(False))
+    valid = (F.col(REASON).isNull() & F.col(key).isNotNull()) | set_aside
     return [
         F.count(F.when(record & valid, 1)).alias("events"),
         F.count(F.when(record & ~valid, 1)).alias("rejected"),

@@ -75,8 +75,8 @@ def reconcile(
     if revisions is not None:
         row = (
             final_sessions(revisions)
-            .agg(F.count("*").alias("n"), F.sum("page_count").alias("pages"))
+            .agg(F.count("*").alias("n"), F.sum("event_count").alias("events"))
             .collect()[0]
         )
-        sessions, events = int(row["n"]), int(row["pages"] or 0)
+        sessions, events = int(row["n"]), int(row["events"] or 0)
     return Accounting(input_records, events, sessions, count_by_reason(dead_letters))

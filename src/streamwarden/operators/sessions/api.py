@@ -1,61 +1,66 @@
-"""``sessionize``: the public entry point of the session operator."""
+"""``sessionize``: the public entry point of the session operator, over typed events of any
+schema, and the same operator over validated records, as a pipeline runs it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from streamwarden.errors import UsageError
 from streamwarden.operators.engine_rows import (
     SESSION_PAYLOAD,
     EngineRecords,
     engine_rows,
+    reserved_detail,
+    reserved_key,
     with_watermark,
 )
+from streamwarden.operators.sessions.aggregates import (
+    SESSION_OUTPUT_COLUMNS,
+    STATE_COLUMN,
+    Aggregate,
+    engine_inputs,
+)
 from streamwarden.operators.sessions.params import SessionParams
+from streamwarden.settings import defaults
 from streamwarden.sinks.base import OutputShape
-from streamwarden.sources.base import SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
-from streamwarden.validation import QUARANTINED, TICK_SOURCE, validate_records
-from streamwarden.validation.settings import FieldNames, ValidationConfig
+from streamwarden.validation import validate_records
+from streamwarden.validation.reasons import Reason
+from streamwarden.validation.validate import (
+    DETAIL,
+    IS_TICK,
+    KEY,
+    RAW,
+    REASON,
+    SIZE,
+    TS_MS,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from streamwarden.schema.model import Schema
+    from streamwarden.validation.settings import ValidationConfig
+
 __all__ = [
     "DEAD_LETTER_COLUMNS",
     "DEAD_LETTER_SHAPE",
-    "SESSION_COLUMNS",
     "SESSION_SHAPE",
+    "SessionLayout",
     "SessionizeResult",
+    "dead_letter_rows",
     "sessionize",
+    "sessionize_records",
 ]
 
-#: Output columns that differ from the engine's: epoch milliseconds become timestamps.
-_DERIVED = {
-    "session_start": lambda: F.timestamp_millis("start_ms"),
-    "session_end": lambda: F.timestamp_millis("end_ms"),
-    "event_time": lambda: F.timestamp_millis("event_ts_ms"),
-    "ingest_time": F.current_timestamp,
-}
-SESSION_COLUMNS = (
-    "user_id",
-    "session_id",
-    "session_start",
-    "session_end",
-    "page_count",
-    "bytes",
-    "first_url",
-    "last_url",
-    "urls",
-    "revision",
-    "truncated",
-    "merged_session_ids",
-)
-DEAD_LETTER_COLUMNS = ("raw", "reason", "detail", "user_id", "event_time", "ingest_time")
+DEAD_LETTER_COLUMNS = ("raw", "reason", "detail", "key", "event_time", "ingest_time")
 #: A session's revisions replace each other (the higher one is the later), a merge ends the
 #: sessions it absorbed, and a session is dated by its start: a later revision never starts
 #: later (late events and merges only extend a session back), which table sinks may rely on.
@@ -68,20 +73,56 @@ DEAD_LETTER_SHAPE = OutputShape(time="ingest_time")
 
 
 @dataclass(frozen=True)
+class SessionLayout:
+    """How the engine's session rows become the user's: the key under its own field name and
+    type, and each aggregate under its name and declared type."""
+
+    key_name: str
+    key_type: T.DataType
+    aggregates: tuple[Aggregate, ...] = ()
+
+    def session_rows(self, combined: DataFrame, *, with_state: bool = False) -> DataFrame:
+        """The session revisions of an engine output: the key, ``session_id``,
+        ``session_start``, ``session_end``, ``event_count``, ``bytes``, ``revision``,
+        ``truncated``, ``merged_session_ids``, then the aggregates; with ``with_state``, also
+        :data:`STATE_COLUMN` (what a history store needs to merge late events later)."""
+        columns = [
+            F.col("key").cast(self.key_type).alias(self.key_name),
+            F.col("session_id"),
+            F.timestamp_millis("start_ms").alias("session_start"),
+            F.timestamp_millis("end_ms").alias("session_end"),
+            *(F.col(c) for c in SESSION_OUTPUT_COLUMNS[3:]),
+            *(
+                a.output_column(F.col(f"agg_{i}")).alias(a.name)
+                for i, a in enumerate(self.aggregates)
+            ),
+        ]
+        if with_state:
+            columns.append(F.col("state").alias(STATE_COLUMN))
+        return combined.where(F.col("kind") == "session").select(*columns)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The session rows' column names, in order (without the state)."""
+        return (self.key_name, *SESSION_OUTPUT_COLUMNS, *(a.name for a in self.aggregates))
+
+
+@dataclass(frozen=True)
 class SessionizeResult:
     """The outputs of :func:`sessionize`, all derived from one stateful step.
 
-    ``combined`` carries both kinds of row (column ``kind``); a pipeline writes it from one query
-    so that sessions and dead letters share one checkpoint. ``sessions`` and ``dead_letters`` are
-    views of it for interactive use; starting a query on each would run the operator twice.
+    ``combined`` carries every kind of row (column ``kind``); a pipeline writes it from one
+    query so that sessions and dead letters share one checkpoint. ``sessions`` and
+    ``dead_letters`` are views of it: starting a query on each would run the operator twice.
     """
 
     combined: DataFrame
+    layout: SessionLayout
 
     @property
     def sessions(self) -> DataFrame:
         """Session revisions: one row per emitted session or late update (``revision``)."""
-        return session_rows(self.combined)
+        return self.layout.session_rows(self.combined)
 
     @property
     def dead_letters(self) -> DataFrame:
@@ -91,182 +132,197 @@ class SessionizeResult:
 
 def sessionize(
     events: DataFrame,
-    params: SessionParams | None = None,
     *,
-    fields: FieldNames | None = None,
-    validation: ValidationConfig | None = None,
+    key: str,
+    time: str,
+    gap: timedelta = defaults.GAP,
+    aggregates: Mapping[str, str] | None = None,
+    allowed_lateness: timedelta = defaults.ALLOWED_LATENESS,
+    max_out_of_orderness: timedelta = defaults.MAX_OUT_OF_ORDERNESS,
+    max_events: int = defaults.MAX_EVENTS,
+    max_session_bytes: int = defaults.MAX_SESSION_BYTES,
+    slow_key_threshold: timedelta | None = defaults.SLOW_KEY_THRESHOLD,
 ) -> SessionizeResult:
-    """Groups each user's pageviews into sessions.
+    """Groups each key's events into sessions: a session ends after ``gap`` of event time
+    without an event of its key.
 
-    ``events`` is a streaming DataFrame (``spark.readStream...``) with either one string column
-    ``raw`` (or ``value``, as ``spark.readStream.text`` gives) holding a JSON record per row, or
-    typed columns named by ``fields``. Records are validated first; rejects become dead letters
-    with a reason. A session is emitted once the watermark passes its end plus ``gap``, and
-    updated (``revision`` + 1) by late events within ``allowed_lateness``.
+    ``events`` is a streaming DataFrame (``spark.readStream...``) of typed events: a ``key``
+    column (string or integer), a ``time`` column (a timestamp, or epoch milliseconds) and the
+    fields the ``aggregates`` read (output column -> ``"function(field)"``, e.g.
+    ``{"total": "sum(amount)", "merchants": "count_distinct(merchant)"}``; a dotted field
+    reaches into a struct). To read raw JSON records against a declared schema first, use
+    :func:`streamwarden.validate`. A session is emitted once the watermark passes its end plus
+    ``gap``, and revised (``revision`` + 1) by late events within ``allowed_lateness``. An
+    event whose key or time is null is a dead letter (``missing_field``), as is one past a cap.
 
-    A batch DataFrame is refused with a :class:`UsageError`, as are arguments of the wrong
-    type: sessions are closed by the watermark, which only a streaming query has. For a finite
-    input, read its files as a stream and start the query with ``.trigger(availableNow=True)``;
-    to try the rules on a few events, use :class:`streamwarden.testing.SessionTester`.
+    Sessions keep the key under its own name; every aggregate is exact and does not depend on
+    how events were batched (``docs/sessions.md`` gives each function's merge rule).
+
+    A batch DataFrame is refused with a :class:`UsageError`, as are columns it lacks: sessions
+    are closed by the watermark, which only a streaming query has. For a finite input, read its
+    files as a stream and run the query with :func:`streamwarden.run_query` (which drains the
+    open sessions at the end); to try the rules on a few events, use
+    :class:`streamwarden.testing.SessionTester`.
 
     Example::
 
-        result = sessionize(spark.readStream.text("landing/"),
-                            SessionParams(gap=timedelta(minutes=30)))
+        result = sessionize(payments, key="account", time="at", gap=timedelta(minutes=20),
+                            aggregates={"total": "sum(amount)"})
         result.combined.writeStream.foreachBatch(...).start()
     """
-    _check_arguments(events, params, fields, validation)
-    if params is None:  # the page cap is one setting: take it from validation when given there
-        params = SessionParams(max_pages=validation.max_pages) if validation else SessionParams()
-    fields = fields or FieldNames()
-    if validation is not None and validation.max_pages != params.max_pages:
-        raise UsageError(
-            f"sessionize: validation.max_pages ({validation.max_pages}) and params.max_pages "
-            f"({params.max_pages}) differ, but they are one setting (the highest page_number "
-            "accepted and the per-session page cap); give both the same value"
-        )
-    validation = validation or ValidationConfig(max_pages=params.max_pages)
-    _check_columns(events, fields)
-    validated = validate_records(_as_raw(events, fields), fields, validation)
-    spark: SparkSession = events.sparkSession
+    params = SessionParams(
+        gap=gap,
+        allowed_lateness=allowed_lateness,
+        max_out_of_orderness=max_out_of_orderness,
+        max_events=max_events,
+        max_session_bytes=max_session_bytes,
+        aggregates=dict(aggregates or {}),
+        slow_key_threshold=slow_key_threshold,
+    )
+    _check_events(events, key, time)
+    key_type = events.select(F.col(key)).schema.fields[0].dataType
+    key_name = key.rsplit(".", 1)[-1]
+    bound = tuple(params.bind(_struct_of(events), key_name=key_name))
+    layout = SessionLayout(key_name, key_type, bound)
+    time_type = events.select(F.col(time)).schema.fields[0].dataType
+    ts_ms = F.unix_millis(F.col(time)) if isinstance(time_type, T.TimestampType) else F.col(time)
+    raw = F.to_json(F.struct(*[F.col(f"`{c}`") for c in events.columns]))
+    key_text = F.col(key).cast("string")
+    missing = key_text.isNull() | ts_ms.isNull()
+    reserved = F.coalesce(reserved_key(key_text), F.lit(False))
+    rejected = missing | reserved
+    records = EngineRecords(
+        key=key_text,
+        ts_ms=F.when(~rejected, ts_ms.cast("long")),
+        raw=raw,
+        reason=F.when(missing, F.lit(Reason.MISSING_FIELD.value)).when(
+            reserved, F.lit(Reason.INVALID_KEY.value)
+        ),
+        detail=F.when(key_text.isNull(), F.lit(f"the key '{key}' is null"))
+        .when(ts_ms.isNull(), F.lit(f"the time '{time}' is null"))
+        .when(reserved, F.concat(F.lit(reserved_detail(key)))),
+        user=key_text,
+        rejected=rejected,
+    )
+    rows = engine_rows(events, records, _payload_names(bound), _payload(bound, F.octet_length(raw)))
+    return _run(events.sparkSession, with_watermark(rows, max_out_of_orderness), params, layout)
+
+
+def sessionize_records(
+    records: DataFrame,
+    schema: Schema,
+    params: SessionParams,
+    validation: ValidationConfig | None = None,
+    *,
+    keep_state: bool = False,
+) -> SessionizeResult:
+    """The operator as a pipeline runs it: ``records`` (one ``raw`` JSON string per row, with
+    the tick marker and the source's columns) validated against ``schema``; rejects pass
+    through the engine as dead letters and carry no event time (so they never move the
+    watermark); ticks only move event time. With ``keep_state``, session rows carry their
+    aggregates' state (for a history store)."""
+    bound = tuple(params.bind(schema.struct, key_name=schema.key_name))
+    layout = SessionLayout(schema.key_name, schema.key_type, bound)
+    validated = validate_records(records, schema, validation)
+    rejected = F.col(REASON).isNotNull()
+    engine_records = EngineRecords(
+        key=F.col(KEY),
+        ts_ms=F.when(~rejected, F.col(TS_MS)),
+        raw=F.col(RAW),
+        reason=F.col(REASON),
+        detail=F.col(DETAIL),
+        user=F.col(KEY),
+        rejected=rejected,
+        tick=F.col(IS_TICK),
+    )
+    rows = engine_rows(
+        validated, engine_records, _payload_names(bound), _payload(bound, F.col(SIZE))
+    )
+    watermarked = with_watermark(rows, params.max_out_of_orderness)
+    return _run(records.sparkSession, watermarked, params, layout, keep_state=keep_state)
+
+
+def _run(
+    spark: SparkSession,
+    rows: DataFrame,
+    params: SessionParams,
+    layout: SessionLayout,
+    *,
+    keep_state: bool = False,
+) -> SessionizeResult:
+    plan = params.to_plan_json(list(layout.aggregates), keep_state=keep_state)
     jdf = call_engine(
         spark,
         "sessionize",
         lambda jvm: jvm.io.streamwarden.engine.Sessionizer.sessionize(
-            session_engine_rows(validated, params)._jdf,
-            params.to_plan_json(),
-            params.slow_key_threshold_ms,
+            rows._jdf, plan, params.slow_key_threshold_ms
         ),
     )
-    return SessionizeResult(DataFrame(jdf, spark))
+    return SessionizeResult(DataFrame(jdf, spark), layout)
 
 
-def _check_arguments(events: object, params: object, fields: object, validation: object) -> None:
+def _payload_names(aggregates: Sequence[Aggregate]) -> tuple[str, ...]:
+    return (*SESSION_PAYLOAD, *(f"value_{i}" for i in range(len(engine_inputs(aggregates)))))
+
+
+def _payload(aggregates: Sequence[Aggregate], size: Column) -> tuple[Column, ...]:
+    return (size.cast("long"), *(a.input_column() for a in engine_inputs(aggregates)))
+
+
+def _struct_of(events: DataFrame) -> T.StructType:
+    return events.schema
+
+
+def _check_events(events: object, key: str, time: str) -> None:
     if not isinstance(events, DataFrame):
         raise UsageError(
-            "sessionize(events, ...): events must be a streaming Spark DataFrame such as "
-            f"spark.readStream.text('landing/'), got a {type(events).__name__}; to try the "
-            "session rules on a few events, use streamwarden.testing.SessionTester"
+            "sessionize(events, ...): events must be a streaming Spark DataFrame of typed "
+            f"events, got a {type(events).__name__}; to read raw JSON records against a schema "
+            "first, use streamwarden.validate; to try the session rules on a few events, use "
+            "streamwarden.testing.SessionTester"
         )
-    if params is not None and not isinstance(params, SessionParams):
-        hint = "; for a dict of settings, pass SessionParams(**settings)"
-        raise UsageError(
-            "sessionize(events, params): params must be a SessionParams such as "
-            f"SessionParams(gap=timedelta(minutes=30)), got a {type(params).__name__}"
-            + (hint if isinstance(params, dict) else "")
-        )
-    if fields is not None and not isinstance(fields, FieldNames):
-        raise UsageError(
-            "sessionize(..., fields=...): fields must be a streamwarden.config.FieldNames such "
-            f"as FieldNames(user_id='uid'), got a {type(fields).__name__}"
-        )
-    if validation is not None and not isinstance(validation, ValidationConfig):
-        raise UsageError(
-            "sessionize(..., validation=...): validation must be a "
-            "streamwarden.config.ValidationConfig such as ValidationConfig(max_pages=100), got "
-            f"a {type(validation).__name__}"
-        )
+    for name, value in (("key", key), ("time", time)):
+        if not isinstance(value, str):
+            raise UsageError(f"sessionize(..., {name}=...): give a column name, got {value!r}")
     if not events.isStreaming:
         raise UsageError(
             "sessionize(events): events is a batch DataFrame, but sessionize needs a streaming "
             "one (spark.readStream...): sessions are closed by the watermark of a streaming "
-            "query. For a finite input, read its files as a stream, e.g. "
-            "spark.readStream.text('landing/'), and start the query with "
-            ".trigger(availableNow=True); to try the session rules on a few events, use "
-            "streamwarden.testing.SessionTester"
+            "query. For a finite input, read its files as a stream and run the query with "
+            "streamwarden.run_query, which drains the open sessions at the end; to try the "
+            "session rules on a few events, use streamwarden.testing.SessionTester"
         )
+    from streamwarden.schema.model import INTEGRAL, field_type
 
-
-#: The Spark types each typed input column may have (``simpleString`` prefixes): what
-#: validation reads as a value of the field, as JSON would carry it.
-_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
-_TYPES = {
-    "user_id": ("string", *_INTEGRAL),
-    "ts": ("timestamp", "string", *_INTEGRAL),
-    "page_number": ("string", *_INTEGRAL),
-    "url": ("string",),
-}
-
-
-def _check_columns(events: DataFrame, fields: FieldNames) -> None:
-    """Typed input must have the fields' columns, of types validation can read: otherwise every
-    record would be dead-lettered for a mistake in the query, so it fails before it starts."""
-    columns = events.columns
-    if _is_raw(columns):
-        return
-    types = {f.name: f.dataType.simpleString() for f in events.schema.fields}
-    names = {"user_id": fields.user_id, "ts": fields.ts, "page_number": fields.page_number}
-    missing = [name for name in names.values() if name not in types]
-    if missing:
+    struct = events.schema
+    key_type = field_type(struct, key)
+    time_type = field_type(struct, time)
+    if key_type is None or time_type is None:
+        missing = key if key_type is None else time
         raise UsageError(
-            f"sessionize(events): column(s) {', '.join(map(repr, missing))} missing from events, "
-            f"whose columns are {', '.join(map(repr, columns))}; give one string column 'raw' "
-            "(or 'value') of JSON records, or typed columns named by fields= (FieldNames)"
+            f"sessionize(events): column {missing!r} is not in events, whose columns are "
+            f"{', '.join(map(repr, events.columns))}"
         )
-    wrong = [
-        f"{name!r} is {types[name]} (expected one of {', '.join(_TYPES[role])})"
-        for role, name in (*names.items(), ("url", fields.url))
-        if name in types and types[name] not in _TYPES[role]
-    ]
-    if wrong:
+    if not isinstance(key_type, (T.StringType, *INTEGRAL)):
         raise UsageError(
-            f"sessionize(events): {'; '.join(wrong)}; cast the column(s) before sessionize "
-            "(an event time is a timestamp, epoch milliseconds or ISO-8601 text with a zone)"
+            f"sessionize(events): the key {key!r} is {key_type.simpleString()}; a key is a "
+            "string or an integer column"
         )
-
-
-def _is_raw(columns: list[str]) -> bool:
-    if "raw" in columns and TICK_SOURCE in columns:
-        return True
-    return any(name in columns and len(columns) == 1 for name in ("raw", "value"))
-
-
-def session_engine_rows(validated: DataFrame, params: SessionParams) -> DataFrame:
-    """The engine's input (``EngineInput.java``) from the rows of ``validate_records``: rejects
-    pass through as dead letters and carry no event time (so they never move the watermark);
-    ticks only move event time. The watermark is declared and its column dropped."""
-    rejected = F.col("reason").isNotNull()
-    records = EngineRecords(
-        key=F.col("user_id"),
-        ts_ms=F.when(~rejected, F.col("ts_ms")),
-        raw=F.col("raw"),
-        reason=F.col("reason"),
-        detail=F.col("detail"),
-        user=F.col("user_id"),
-        rejected=rejected,
-        tick=F.col("is_tick"),
-    )
-    payload = (F.coalesce(F.col("page_number"), F.lit(0)).cast("long"), F.col("url"), F.col("size"))
-    rows = engine_rows(validated, records, SESSION_PAYLOAD, payload)
-    return with_watermark(rows, params.max_out_of_orderness)
-
-
-def _as_raw(events: DataFrame, fields: FieldNames) -> DataFrame:
-    columns = events.columns
-    if "raw" in columns and TICK_SOURCE in columns:  # a pipeline's source records and ticks
-        kept = [c for c in (TICK_SOURCE, SOURCE_TIME, SOURCE_POSITION, QUARANTINED) if c in columns]
-        return events.select(F.col("raw").cast("string").alias("raw"), *kept)
-    for name in ("raw", "value"):
-        if name in columns and len(columns) == 1:
-            return events.select(F.col(name).cast("string").alias("raw"))
-    return events.select(F.to_json(F.struct(*[F.col(c) for c in columns])).alias("raw"))
-
-
-def session_rows(combined: DataFrame, *, url_times: bool = False) -> DataFrame:
-    """The session revisions of an engine output, with times as timestamps; with
-    ``url_times``, also the time of each of ``urls`` (after it), which a history store needs to
-    merge late events into a stored session."""
-    names: tuple[str, ...] = SESSION_COLUMNS
-    if url_times:
-        at = names.index("urls") + 1
-        names = (*names[:at], "url_times", *names[at:])
-    return combined.where(F.col("kind") == "session").select(*_columns(names))
+    if not isinstance(time_type, T.TimestampType | T.LongType | T.IntegerType):
+        raise UsageError(
+            f"sessionize(events): the time {time!r} is {time_type.simpleString()}; an event "
+            "time is a timestamp or epoch milliseconds (bigint): convert it first, e.g. "
+            f"events.withColumn({time!r}, F.to_timestamp({time!r})) for ISO-8601 text"
+        )
 
 
 def dead_letter_rows(combined: DataFrame) -> DataFrame:
     """The dead letters of an engine output, stamped with the batch's ingestion time."""
-    return combined.where(F.col("kind") == "dead_letter").select(*_columns(DEAD_LETTER_COLUMNS))
-
-
-def _columns(names: tuple[str, ...]) -> list[Column]:
-    return [_DERIVED[n]().alias(n) if n in _DERIVED else F.col(n) for n in names]
+    return combined.where(F.col("kind") == "dead_letter").select(
+        "raw",
+        "reason",
+        "detail",
+        "key",
+        F.timestamp_millis("event_ts_ms").alias("event_time"),
+        F.current_timestamp().alias("ingest_time"),
+    )

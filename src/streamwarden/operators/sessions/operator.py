@@ -7,14 +7,14 @@ letter, so ``records = events in final sessions + dead letters``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from streamwarden.history.base import StoredColumns
 from streamwarden.operators.base import (
     OPERATORS,
     Batches,
@@ -31,11 +31,11 @@ from streamwarden.operators.sessions.accounting import Accounting, reconcile
 from streamwarden.operators.sessions.api import (
     DEAD_LETTER_SHAPE,
     SESSION_SHAPE,
+    SessionLayout,
     dead_letter_rows,
-    session_rows,
-    sessionize,
+    sessionize_records,
 )
-from streamwarden.operators.sessions.history import HistoryMerge
+from streamwarden.operators.sessions.history import HistoryMerge, stored_columns
 from streamwarden.operators.sessions.params import SessionParams
 from streamwarden.operators.sessions.settings import SessionsConfig
 
@@ -89,7 +89,7 @@ def observed_counts() -> list[Column]:
     is_session = F.col("kind") == "session"
     return [
         F.count(F.when(is_session, 1)).alias("sessions"),
-        F.sum(F.when(is_session, F.col("page_count"))).alias("session_events"),
+        F.sum(F.when(is_session, F.col("event_count"))).alias("session_events"),
         F.count(F.when(F.col("kind") == "history", 1)).alias("history_events"),
         *dead_letter_counts(),
     ]
@@ -116,20 +116,30 @@ class SessionsOperator:
         return {}
 
     def check(self, config: PipelineView) -> None:
-        SessionParams.from_config(_section(config), config.validation)
+        layout(config)
+
+    def history_columns(self, config: PipelineView) -> StoredColumns | None:
+        return stored_columns(layout(config))
 
     def build_step(self, config: PipelineView, records: DataFrame) -> OperatorStep:
-        params = SessionParams.from_config(_section(config), config.validation)
-        result = sessionize(records, params, fields=config.fields, validation=config.validation)
+        params = SessionParams.from_config(_section(config))
         history = config.history is not None
+        result = sessionize_records(
+            records, config.schema, params, config.validation, keep_state=history
+        )
         writer = writer_for(
             config,
             {
-                "sessions": partial(session_rows, url_times=history),
+                "sessions": lambda combined: result.layout.session_rows(
+                    combined, with_state=history
+                ),
                 "dead_letters": dead_letter_rows,
             },
-            {"sessions": SESSION_SHAPE, "dead_letters": DEAD_LETTER_SHAPE},
-            HistoryMerge(config, params) if history else None,
+            {
+                "sessions": replace(SESSION_SHAPE, record_key=result.layout.key_name),
+                "dead_letters": DEAD_LETTER_SHAPE,
+            },
+            HistoryMerge(config, params, result.layout) if history else None,
         )
         return OperatorStep(result.combined.observe(OBSERVATION, *observed_counts()), writer)
 
@@ -138,6 +148,16 @@ class SessionsOperator:
 
     def account(self, outputs: Outputs, records: int, batches: Batches) -> Accounting:
         return reconcile(outputs.get("sessions"), outputs.get("dead_letters"), records)
+
+
+def layout(config: PipelineView) -> SessionLayout:
+    """How a pipeline's session rows look: its key and its declared aggregates, checked
+    against the schema (a :class:`~streamwarden.errors.ConfigError` names a wrong one)."""
+    schema = config.schema
+    aggregates = SessionParams.from_config(_section(config)).bind(
+        schema.struct, key_name=schema.key_name
+    )
+    return SessionLayout(schema.key_name, schema.key_type, tuple(aggregates))
 
 
 def _section(config: PipelineView) -> SessionsConfig:

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from streamwarden.errors import ConfigError
-from streamwarden.operators.arguments import check_bool, check_duration, check_int
+from streamwarden.operators.arguments import check_duration, check_int, shown
+from streamwarden.operators.sessions.aggregates import (
+    Aggregate,
+    AggregateError,
+    engine_plan,
+    parse_aggregates,
+)
 from streamwarden.operators.sessions.settings import SessionsConfig
 from streamwarden.settings import defaults
 from streamwarden.settings.units import format_duration
-from streamwarden.validation.settings import ValidationConfig
+
+if TYPE_CHECKING:
+    from pyspark.sql import types as T
 
 __all__ = ["SessionParams"]
 
@@ -32,16 +42,18 @@ class SessionParams:
     - ``gap``: a session ends after this long without an event of its user;
     - ``allowed_lateness``: how long after its close a session still takes late events;
     - ``max_out_of_orderness``: the watermark delay (max event time minus this);
-    - ``max_pages`` / ``max_session_bytes``: per-session caps; events past them are
-      dead-lettered and the session flagged ``truncated``;
-    - ``collect_urls``: keep the list of urls (within the byte cap) in each session;
+    - ``max_events`` / ``max_session_bytes``: per-session caps; events past them are
+      dead-lettered and the session flagged ``truncated`` (the values ``count_distinct`` and
+      ``collect_*`` hold count toward the byte cap);
+    - ``aggregates``: output column name -> ``"function(field)"``, e.g.
+      ``{"total": "sum(amount)"}`` (functions: ``streamwarden.AGGREGATE_FUNCTIONS``);
     - ``slow_key_threshold``: the engine logs a user whose work in a batch took longer;
     - ``history_lateness``: a late event beyond ``allowed_lateness`` that finds no session in
       state but is within this leaves the engine for the history store's merge (None: off, such
       events are ``too_late``); it must exceed ``allowed_lateness``.
 
     Durations are :class:`datetime.timedelta` values (``slow_key_threshold`` may be None: no
-    slow-key log); ``max_pages`` and ``max_session_bytes`` are ints; ``collect_urls`` a bool.
+    slow-key log); ``max_events`` and ``max_session_bytes`` are ints; ``aggregates`` a dict.
     Any other type raises :class:`ConfigError` naming the parameter; convert a config string
     such as ``"30m"`` first with :func:`streamwarden.settings.units.parse_duration`.
     """
@@ -49,9 +61,9 @@ class SessionParams:
     gap: timedelta = defaults.GAP
     allowed_lateness: timedelta = defaults.ALLOWED_LATENESS
     max_out_of_orderness: timedelta = defaults.MAX_OUT_OF_ORDERNESS
-    max_pages: int = defaults.MAX_PAGES
+    max_events: int = defaults.MAX_EVENTS
     max_session_bytes: int = defaults.MAX_SESSION_BYTES
-    collect_urls: bool = False
+    aggregates: Mapping[str, str] = field(default_factory=dict)
     slow_key_threshold: timedelta | None = defaults.SLOW_KEY_THRESHOLD
     history_lateness: timedelta | None = None
 
@@ -63,7 +75,7 @@ class SessionParams:
             value = getattr(self, name)
             if value < timedelta(0):
                 raise ConfigError(f"{name} must be >= 0, got {value!r}")
-        for name in ("max_pages", "max_session_bytes"):
+        for name in ("max_events", "max_session_bytes"):
             if not 1 <= getattr(self, name) <= JAVA_LONG_MAX:  # the engine holds them as longs
                 raise ConfigError(
                     f"{name} must be from 1 to 2**63 - 1, got {getattr(self, name)!r}"
@@ -87,9 +99,15 @@ class SessionParams:
             self.max_out_of_orderness,
             example="timedelta(minutes=1)",
         )
-        check_int(ConfigError, "max_pages", self.max_pages, example="300")
+        check_int(ConfigError, "max_events", self.max_events, example="300")
         check_int(ConfigError, "max_session_bytes", self.max_session_bytes, example="4_000_000")
-        check_bool(ConfigError, "collect_urls", self.collect_urls)
+        if not isinstance(self.aggregates, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.aggregates.items()
+        ):
+            raise ConfigError(
+                "aggregates must be a dict of output column -> 'function(field)' such as "
+                f"{{'total': 'sum(amount)'}}, got {shown(self.aggregates)}"
+            )
         check_duration(
             ConfigError,
             "slow_key_threshold",
@@ -106,31 +124,43 @@ class SessionParams:
         )
 
     @classmethod
-    def from_config(cls, sessions: SessionsConfig, validation: ValidationConfig) -> SessionParams:
-        """The parameters a pipeline config's ``[sessions]`` and ``[validation]`` describe."""
+    def from_config(cls, sessions: SessionsConfig) -> SessionParams:
+        """The parameters a pipeline config's ``[sessions]`` describes."""
         return cls(
             gap=sessions.gap,
             allowed_lateness=sessions.allowed_lateness,
             max_out_of_orderness=sessions.max_out_of_orderness,
-            max_pages=validation.max_pages,
+            max_events=sessions.max_events,
             max_session_bytes=sessions.max_session_bytes,
-            collect_urls=sessions.collect_urls,
+            aggregates=dict(sessions.aggregates),
             slow_key_threshold=sessions.slow_key_threshold,
             history_lateness=sessions.history_lateness,
         )
 
-    def to_plan_json(self) -> str:
-        """The plan the Java ``SessionPlan.fromJson`` reads."""
+    def bind(self, fields: T.StructType, *, key_name: str) -> list[Aggregate]:
+        """The aggregates over ``fields`` (whose key's output column is ``key_name``); raises
+        :class:`ConfigError` naming an aggregate that cannot be computed."""
+        try:
+            return parse_aggregates(self.aggregates, fields, taken=(key_name,))
+        except AggregateError as exc:
+            raise ConfigError(f"sessions.{exc}") from None
+
+    def to_plan_json(self, aggregates: list[Aggregate] = (), *, keep_state: bool = False) -> str:  # type: ignore[assignment]
+        """The plan the Java ``SessionPlan.fromJson`` reads; ``keep_state``: session rows carry
+        their aggregates' state (a history store keeps it to merge late events later)."""
+        plan = engine_plan(list(aggregates))
         return json.dumps(
             {
                 "gap_ms": _ms(self.gap),
                 "allowed_lateness_ms": _ms(self.allowed_lateness),
-                "max_pages": self.max_pages,
+                "max_events": self.max_events,
                 "max_session_bytes": self.max_session_bytes,
-                "collect_urls": self.collect_urls,
                 "history_lateness_ms": 0
                 if self.history_lateness is None
                 else _ms(self.history_lateness),
+                "inputs": plan["inputs"],
+                "aggregates": plan["aggregates"],
+                "keep_state": keep_state,
             }
         )
 

@@ -16,8 +16,8 @@ import scala.collection.Iterator;
  *
  * <p>Every operator's input starts with the same columns ({@link #KEY} .. {@link #USER}), so
  * that rows which are not events are handled once for all operators ({@link #passThrough});
- * the operator's own payload columns follow ({@link #PAGE}, {@link #URL}, {@link #SIZE} for
- * sessions; {@link #MASK}, {@link #VALUES} for patterns).
+ * the operator's own payload columns follow ({@link #SIZE}, then one column per plan input from
+ * {@link #SESSION_VALUES} on, for sessions; {@link #MASK}, {@link #VALUES} for patterns).
  *
  * <p>Rows with a control key (starting with NUL) are not events: rejected records that
  * validation already dead-lettered, spread over a few keys, and idle ticks, whose only job is to
@@ -41,9 +41,13 @@ public final class EngineInput {
   public static final int USER = 6;
 
   // The sessions operator's payload.
-  public static final int PAGE = 7;
-  public static final int URL = 8;
-  public static final int SIZE = 9;
+  /** The record's size in bytes. */
+  public static final int SIZE = 7;
+  /**
+   * The first of the plan's input columns ({@link #sessionValueColumn}): one per input, each
+   * cast by Python to the input's kind (long, double, string or boolean), nullable.
+   */
+  public static final int SESSION_VALUES = 8;
 
   // The patterns operator's payload.
   /** Bit i set when the event meets stage i's condition (Spark evaluates them). */
@@ -67,8 +71,8 @@ public final class EngineInput {
   // Reason codes the engine decides (Python's Reason enum holds every code).
   /** An event at or behind the watermark that no state can take any more. */
   public static final String TOO_LATE = "too_late";
-  /** An event past its session's page cap. */
-  public static final String SESSION_PAGE_CAP = "session_page_cap";
+  /** An event past its session's event cap. */
+  public static final String SESSION_EVENT_CAP = "session_event_cap";
   /** An event past its session's byte cap. */
   public static final String SESSION_BYTE_CAP = "session_byte_cap";
   /** An event past its key's cap on events waiting for the watermark. */
@@ -101,13 +105,19 @@ public final class EngineInput {
     return out;
   }
 
-  /** The sessions operator's input columns, in order. */
+  /**
+   * The sessions operator's fixed input columns, in order; the plan's input columns ({@link
+   * #sessionValueColumn}) follow them.
+   */
   public static List<String> sessionColumns() {
-    String[] names = common(10);
-    names[PAGE] = "page";
-    names[URL] = "url";
+    String[] names = common(SESSION_VALUES);
     names[SIZE] = "size";
     return Arrays.asList(names);
+  }
+
+  /** The name of the sessions operator's input column of plan input {@code i}: value_i. */
+  public static String sessionValueColumn(int i) {
+    return "value_" + i;
   }
 
   /** The patterns operator's input columns, in order. */
@@ -151,7 +161,7 @@ public final class EngineInput {
     control.put("rejected_key_spread", REJECTED_KEY_SPREAD);
     ObjectNode reasons = root.putObject("reasons");
     reasons.put("TOO_LATE", TOO_LATE);
-    reasons.put("SESSION_PAGE_CAP", SESSION_PAGE_CAP);
+    reasons.put("SESSION_EVENT_CAP", SESSION_EVENT_CAP);
     reasons.put("SESSION_BYTE_CAP", SESSION_BYTE_CAP);
     reasons.put("KEY_BUFFER_FULL", KEY_BUFFER_FULL);
     reasons.put("POISON", POISON);

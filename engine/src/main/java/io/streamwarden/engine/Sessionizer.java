@@ -15,7 +15,7 @@ public final class Sessionizer {
   /**
    * Sessionizes {@code input} (laid out as {@link EngineInput}) with the plan given as JSON.
    *
-   * @return rows of {@link EngineOutput#SCHEMA}
+   * @return rows of {@link EngineOutput#schema} of the plan
    */
   public static Dataset<Row> sessionize(Dataset<Row> input, String planJson,
       long slowKeyThresholdMs) {
@@ -25,6 +25,6 @@ public final class Sessionizer {
         .groupBy(input.col(input.columns()[EngineInput.KEY]))
         .as(Encoders.STRING(), Encoders.row(input.schema()))
         .transformWithState(new SessionProcessor(plan, slowKeyThresholdMs),
-            TimeMode.EventTime(), OutputMode.Append(), Encoders.row(EngineOutput.SCHEMA));
+            TimeMode.EventTime(), OutputMode.Append(), Encoders.row(EngineOutput.schema(plan)));
   }
 }

@@ -76,6 +76,21 @@ public final class RecordReader {
     return ReaderSpec.parse(specJson).resultType;
   }
 
+  /**
+   * What the reader makes of one record, as JSON {@code {"reason", "detail", "ts_ms"}} (each
+   * null when none): for {@code doctor}, which reads a sample of the input without Spark.
+   */
+  public static String outcomeJson(String record, String specJson) {
+    InternalRow row = read(UTF8String.fromString(record), UTF8String.fromString(specJson));
+    int at = row.numFields() - ReaderSpec.ADDED.size();
+    com.fasterxml.jackson.databind.node.ObjectNode out =
+        new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode();
+    out.put("ts_ms", row.isNullAt(at) ? null : row.getLong(at));
+    out.put("reason", row.isNullAt(at + 1) ? null : row.getUTF8String(at + 1).toString());
+    out.put("detail", row.isNullAt(at + 2) ? null : row.getUTF8String(at + 2).toString());
+    return out.toString();
+  }
+
   /** Called by the generated code once per record; {@code null} in, {@code null} out. */
   public static InternalRow read(UTF8String record, UTF8String specJson) {
     if (record == null) {

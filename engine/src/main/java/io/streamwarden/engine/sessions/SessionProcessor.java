@@ -19,7 +19,7 @@ import scala.collection.Iterator;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * Adapts {@link SessionLogic} to Spark's transformWithState: one value state per user, one
+ * Adapts {@link SessionLogic} to Spark's transformWithState: one value state per key, one
  * event-time timer at that state's next deadline, and pass-through of dead letters that
  * validation produced upstream. A record the engine throws on is a {@code poison} dead letter,
  * never a failed batch ({@link Poison}).
@@ -51,8 +51,9 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
   @Override
   public Iterator<Row> handleInputRows(String key, Iterator<Row> rows, TimerValues timers) {
     if (EngineInput.isControlKey(key)) {
-      return CollectionConverters.asScala(
-          EngineInput.passThrough(rows, EngineOutput::deadLetter).iterator());
+      return CollectionConverters.asScala(EngineInput.passThrough(rows,
+          (user, tsMs, raw, reason, detail) ->
+              EngineOutput.deadLetter(plan, user, tsMs, raw, reason, detail)).iterator());
     }
     long startNs = System.nanoTime();
     long watermarkMs = timers.getCurrentWatermarkInMs();
@@ -61,9 +62,7 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
     while (rows.hasNext()) {
       Row r = rows.next();
       try {
-        events.add(new Event(r.getLong(EngineInput.TS_MS), r.getLong(EngineInput.PAGE),
-            r.getString(EngineInput.URL), r.getLong(EngineInput.SIZE),
-            r.getString(EngineInput.RAW)));
+        events.add(event(r));
       } catch (RuntimeException e) {
         out.add(poisonOf(key, r, e));
       }
@@ -81,6 +80,17 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
     return CollectionConverters.asScala(out.iterator());
   }
 
+  /** The event a row holds: its time, size, record and the plan's input values. */
+  private Event event(Row r) {
+    int n = plan.aggregates.inputCount();
+    Object[] values = new Object[n];
+    for (int i = 0; i < n; i++) {
+      values[i] = r.get(EngineInput.SESSION_VALUES + i);
+    }
+    return new Event(r.getLong(EngineInput.TS_MS), r.getLong(EngineInput.SIZE),
+        r.getString(EngineInput.RAW), values).checkedAgainst(plan.aggregates);
+  }
+
   /**
    * Applies a key's events of the batch to its stored state and saves it; adds the output to
    * {@code out} only when all of it succeeded. Returns the number of sessions the key holds.
@@ -93,7 +103,7 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
       Poison.check(e.raw);
     }
     save(current, watermarkMs);
-    out.addAll(SessionRows.toRows(emitted));
+    out.addAll(SessionRows.toRows(plan, emitted));
     return current.getSessions().size();
   }
 
@@ -126,13 +136,13 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
     }
   }
 
-  private static Row poison(String key, Event e, Throwable error) {
-    return EngineOutput.deadLetter(key, e.tsMs, e.raw, EngineInput.POISON,
+  private Row poison(String key, Event e, Throwable error) {
+    return EngineOutput.deadLetter(plan, key, e.tsMs, e.raw, EngineInput.POISON,
         Poison.detail("the session engine", error));
   }
 
-  private static Row poisonOf(String key, Row r, Throwable error) {
-    return EngineOutput.deadLetter(key,
+  private Row poisonOf(String key, Row r, Throwable error) {
+    return EngineOutput.deadLetter(plan, key,
         r.isNullAt(EngineInput.TS_MS) ? null : r.getLong(EngineInput.TS_MS),
         r.isNullAt(EngineInput.RAW) ? null : r.getString(EngineInput.RAW), EngineInput.POISON,
         Poison.detail("the session engine, reading the record,", error));
@@ -156,7 +166,7 @@ public final class SessionProcessor extends StatefulProcessor<String, Row, Row> 
     long watermarkMs = timers.getCurrentWatermarkInMs();
     List<Emitted> out = logic.onWatermark(key, current, watermarkMs);
     save(current, watermarkMs);
-    return CollectionConverters.asScala(SessionRows.toRows(out).iterator());
+    return CollectionConverters.asScala(SessionRows.toRows(plan, out).iterator());
   }
 
   /**

@@ -2,29 +2,34 @@ package io.streamwarden.engine.sessions;
 
 import io.streamwarden.engine.EngineOutput;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import org.apache.spark.sql.Row;
 
-/** Turns {@link Emitted} records into rows of {@link EngineOutput#SCHEMA}. */
+/** Turns {@link Emitted} records into rows of {@link EngineOutput#schema}. */
 final class SessionRows {
   private SessionRows() {}
 
-  static List<Row> toRows(List<Emitted> emitted) {
+  static List<Row> toRows(SessionPlan plan, List<Emitted> emitted) {
     List<Row> rows = new ArrayList<>(emitted.size());
     for (Emitted e : emitted) {
       if (Emitted.SESSION.equals(e.kind)) {
         SessionAgg s = e.session;
-        rows.add(EngineOutput.session(e.userId, s.getSessionId(), s.getStartMs(), s.getEndMs(),
-            s.getPageCount(), s.getBytes(), s.getFirstUrl(), s.getLastUrl(), s.getUrls(),
-            s.getUrlTimes(), s.getRevision(), s.isTruncated(), e.mergedIds));
+        rows.add(EngineOutput.session(plan, e.key, s.getSessionId(), s.getStartMs(),
+            s.getEndMs(), s.getEventCount(), s.getBytes(), s.getRevision(), s.isTruncated(),
+            e.mergedIds, e.results, base64(e.state)));
       } else if (Emitted.HISTORY.equals(e.kind)) {
-        rows.add(EngineOutput.history(e.userId, e.event.tsMs, e.event.raw, e.event.page,
-            e.event.url, e.event.size));
+        rows.add(EngineOutput.history(plan, e.key, e.event.tsMs, e.event.raw, e.event.size,
+            ValuesJson.write(e.event.values)));
       } else {
-        rows.add(EngineOutput.deadLetter(e.userId, e.event.tsMs, e.event.raw, e.reason,
+        rows.add(EngineOutput.deadLetter(plan, e.key, e.event.tsMs, e.event.raw, e.reason,
             e.detail));
       }
     }
     return rows;
+  }
+
+  static String base64(byte[] state) {
+    return state == null ? null : Base64.getEncoder().encodeToString(state);
   }
 }

@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * All state one user holds: open sessions and closed sessions still inside their lateness
+ * All state one key holds: open sessions and closed sessions still inside their lateness
  * horizon, ordered by start, plus the event time of the one registered timer, which is never
  * later than their next deadline ({@link TimerPolicy}).
  */

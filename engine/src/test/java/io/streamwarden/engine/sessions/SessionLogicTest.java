@@ -6,11 +6,13 @@ import static io.streamwarden.engine.sessions.SessionTestUtilities.at;
 import static io.streamwarden.engine.sessions.SessionTestUtilities.event;
 import static io.streamwarden.engine.sessions.SessionTestUtilities.eventsAt;
 import static io.streamwarden.engine.sessions.SessionTestUtilities.plan;
+import static io.streamwarden.engine.sessions.SessionTestUtilities.valued;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.streamwarden.engine.sessions.SessionTestUtilities.UserDriver;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,11 +36,11 @@ class SessionLogicTest {
     List<String> out = u.watermark(at(3 * GAP));
     assertEquals(sessions, out.size());
     if (sessions == 1) {
-      assertEquals(List.of("session 0m..1799999ms pages=2 bytes=100 rev=0"), out);
+      assertEquals(List.of("session 0m..1799999ms events=2 bytes=100 rev=0"), out);
     } else {
-      assertEquals(List.of("session 0m..0m pages=1 bytes=50 rev=0",
+      assertEquals(List.of("session 0m..0m events=1 bytes=50 rev=0",
           "session " + SessionTestUtilities.time(secondAfterMs) + ".."
-              + SessionTestUtilities.time(secondAfterMs) + " pages=1 bytes=50 rev=0"), out);
+              + SessionTestUtilities.time(secondAfterMs) + " events=1 bytes=50 rev=0"), out);
     }
   }
 
@@ -47,7 +49,7 @@ class SessionLogicTest {
     UserDriver u = new UserDriver(plan(GAP, 0));
     assertEquals(List.of(), u.batch(at(0), eventsAt(0, 5)));
     assertEquals(List.of(), u.watermark(at(35) - 1));
-    assertEquals(List.of("session 0m..5m pages=2 bytes=100 rev=0"), u.watermark(at(35)));
+    assertEquals(List.of("session 0m..5m events=2 bytes=100 rev=0"), u.watermark(at(35)));
     assertEquals(List.of(), u.watermark(at(36)));
   }
 
@@ -63,13 +65,15 @@ class SessionLogicTest {
 
   @Test
   void outOfOrderEventsInOneBatchGiveTheSameSessionAsInOrder() {
-    UserDriver u = new UserDriver(plan(GAP, 0));
-    u.batch(at(0), event(at(10), "/b", 50), event(at(5), "/a", 50), event(at(12), "/c", 50));
+    UserDriver u = new UserDriver(plan(GAP, 0, "[\"string\"]",
+        "[{\"function\": \"first\", \"input\": 0}, {\"function\": \"last\", \"input\": 0}]"));
+    u.batch(at(0), valued(at(10), "b"), valued(at(5), "a"), valued(at(12), "c"));
     List<Emitted> out = u.rawWatermark(at(60));
     assertEquals(1, out.size());
     SessionAgg s = out.get(0).session;
-    assertEquals(List.of(at(5), at(12), 3L, "/a", "/c"),
-        List.of(s.getStartMs(), s.getEndMs(), s.getPageCount(), s.getFirstUrl(), s.getLastUrl()));
+    assertEquals(List.of(at(5), at(12), 3L), List.of(s.getStartMs(), s.getEndMs(),
+        s.getEventCount()));
+    assertEquals(List.of("a", "c"), Arrays.asList(out.get(0).results));
   }
 
   // -- late events and revisions -------------------------------------------------------------
@@ -79,10 +83,10 @@ class SessionLogicTest {
     UserDriver u = new UserDriver(plan(GAP, 10));
     u.batch(at(0), eventsAt(0, 2));
     List<Emitted> first = u.rawWatermark(at(33));
-    assertEquals(List.of("session 0m..2m pages=2 bytes=100 rev=0"),
+    assertEquals(List.of("session 0m..2m events=2 bytes=100 rev=0"),
         SessionTestUtilities.describe(first));
     List<Emitted> late = u.logic.onEvents(USER, u.state, eventsAt(1, 3), at(35));
-    assertEquals(List.of("session 0m..3m pages=4 bytes=200 rev=1"),
+    assertEquals(List.of("session 0m..3m events=4 bytes=200 rev=1"),
         SessionTestUtilities.describe(late));
     assertEquals(first.get(0).session.getSessionId(), late.get(0).session.getSessionId());
   }
@@ -91,7 +95,7 @@ class SessionLogicTest {
   void aClosedSummaryIsKeptForTheAllowedLatenessThenForgotten() {
     UserDriver u = new UserDriver(plan(GAP, 10));
     u.batch(at(0), eventsAt(0));
-    assertEquals(List.of("session 0m..0m pages=1 bytes=50 rev=0"), u.watermark(at(30)));
+    assertEquals(List.of("session 0m..0m events=1 bytes=50 rev=0"), u.watermark(at(30)));
     assertEquals(1, u.state.getSessions().size());
     assertEquals(at(40), u.nextDeadline());
     assertEquals(List.of(), u.watermark(at(40)));
@@ -112,14 +116,14 @@ class SessionLogicTest {
     UserDriver u = new UserDriver(plan(GAP, 0));
     // 80 is behind the watermark with no session of its own; 101 opens one within the gap
     assertEquals(List.of(), u.batch(at(100), eventsAt(80, 101)));
-    assertEquals(List.of("session 80m..101m pages=2 bytes=100 rev=0"), u.watermark(at(200)));
+    assertEquals(List.of("session 80m..101m events=2 bytes=100 rev=0"), u.watermark(at(200)));
   }
 
   @Test
   void aChainOfLateEventsReachesTheSessionOfALaterEventInTheSameBatch() {
     UserDriver u = new UserDriver(plan(GAP, 0));
     assertEquals(List.of(), u.batch(at(100), eventsAt(20, 45, 72, 101, 5)));
-    assertEquals(List.of("session 5m..101m pages=5 bytes=250 rev=0"), u.watermark(at(200)));
+    assertEquals(List.of("session 5m..101m events=5 bytes=250 rev=0"), u.watermark(at(200)));
     assertEquals(List.of("dead_letter 120m too_late"), u.batch(at(290), eventsAt(300, 120)));
   }
 
@@ -127,7 +131,7 @@ class SessionLogicTest {
   void aSessionPastItsLatenessHorizonIsNotJoinedEvenBeforeItsTimerFires() {
     UserDriver u = new UserDriver(plan(GAP, 10));
     u.batch(at(0), eventsAt(0));
-    assertEquals(List.of("session 0m..0m pages=1 bytes=50 rev=0", "dead_letter 1m too_late"),
+    assertEquals(List.of("session 0m..0m events=1 bytes=50 rev=0", "dead_letter 1m too_late"),
         u.batch(at(45), eventsAt(1)));
     assertTrue(u.state.holdsNothing());
   }
@@ -136,7 +140,7 @@ class SessionLogicTest {
   void aLateEventWithoutASessionButWithinTheLatenessStartsOne() {
     UserDriver u = new UserDriver(plan(GAP, 10));
     assertEquals(List.of(), u.batch(at(60), eventsAt(55)));
-    assertEquals(List.of("session 55m..55m pages=1 bytes=50 rev=0"), u.watermark(at(90)));
+    assertEquals(List.of("session 55m..55m events=1 bytes=50 rev=0"), u.watermark(at(90)));
   }
 
   // -- bridging merges -----------------------------------------------------------------------
@@ -147,12 +151,12 @@ class SessionLogicTest {
     u.batch(at(0), eventsAt(0, 31));
     List<Emitted> a = u.rawWatermark(at(34));
     List<Emitted> b = u.rawWatermark(at(64));
-    assertEquals(List.of("session 0m..0m pages=1 bytes=50 rev=0"),
+    assertEquals(List.of("session 0m..0m events=1 bytes=50 rev=0"),
         SessionTestUtilities.describe(a));
-    assertEquals(List.of("session 31m..31m pages=1 bytes=50 rev=0"),
+    assertEquals(List.of("session 31m..31m events=1 bytes=50 rev=0"),
         SessionTestUtilities.describe(b));
     List<Emitted> merged = u.logic.onEvents(USER, u.state, eventsAt(15), at(69));
-    assertEquals(List.of("session 0m..31m pages=3 bytes=150 rev=1 merged=1"),
+    assertEquals(List.of("session 0m..31m events=3 bytes=150 rev=1 merged=1"),
         SessionTestUtilities.describe(merged));
     assertEquals(a.get(0).session.getSessionId(), merged.get(0).session.getSessionId());
     assertEquals(List.of(b.get(0).session.getSessionId()), merged.get(0).mergedIds);
@@ -163,38 +167,38 @@ class SessionLogicTest {
   void aLateEventBridgingAnEmittedAndAnOpenSessionReemitsWhenItCloses() {
     UserDriver u = new UserDriver(plan(GAP, 10));
     u.batch(at(0), eventsAt(0, 31));
-    assertEquals(List.of("session 0m..0m pages=1 bytes=50 rev=0"), u.watermark(at(34)));
+    assertEquals(List.of("session 0m..0m events=1 bytes=50 rev=0"), u.watermark(at(34)));
     assertEquals(List.of(), u.batch(at(39), eventsAt(15)));
     assertEquals(at(61), u.nextDeadline());
     assertEquals(List.of(), u.watermark(at(61) - 1));
-    assertEquals(List.of("session 0m..31m pages=3 bytes=150 rev=1"), u.watermark(at(61)));
+    assertEquals(List.of("session 0m..31m events=3 bytes=150 rev=1"), u.watermark(at(61)));
   }
 
   // -- caps ----------------------------------------------------------------------------------
 
   @Test
-  void eventsPastThePageCapAreDeadLetteredAndTheSessionTruncated() {
-    UserDriver u = new UserDriver(new SessionPlan(GAP * MIN, 0, 3, 1L << 40, false));
-    assertEquals(List.of("dead_letter 3m session_page_cap", "dead_letter 4m session_page_cap"),
+  void eventsPastTheEventCapAreDeadLetteredAndTheSessionTruncated() {
+    UserDriver u = new UserDriver(new SessionPlan(GAP * MIN, 0, 3, 1L << 40));
+    assertEquals(List.of("dead_letter 3m session_event_cap", "dead_letter 4m session_event_cap"),
         u.batch(at(0), eventsAt(0, 1, 2, 3, 4)));
-    assertEquals(List.of("session 0m..2m pages=3 bytes=150 rev=0 truncated"),
+    assertEquals(List.of("session 0m..2m events=3 bytes=150 rev=0 truncated"),
         u.watermark(at(60)));
   }
 
   @Test
   void eventsPastTheByteCapAreDeadLetteredAndTheSessionTruncated() {
-    UserDriver u = new UserDriver(new SessionPlan(GAP * MIN, 0, 10_000, 250, false));
+    UserDriver u = new UserDriver(new SessionPlan(GAP * MIN, 0, 10_000, 250));
     assertEquals(List.of("dead_letter 2m session_byte_cap"), u.batch(at(0),
-        event(at(0), "/", 100), event(at(1), "/", 100), event(at(2), "/", 100)));
-    assertEquals(List.of("session 0m..1m pages=2 bytes=200 rev=0 truncated"),
+        event(at(0), 100), event(at(1), 100), event(at(2), 100)));
+    assertEquals(List.of("session 0m..1m events=2 bytes=200 rev=0 truncated"),
         u.watermark(at(60)));
   }
 
   @Test
   void aRecordOverTheByteCapOnItsOwnStartsNoSession() {
-    UserDriver u = new UserDriver(new SessionPlan(GAP * MIN, 0, 10_000, 250, false));
+    UserDriver u = new UserDriver(new SessionPlan(GAP * MIN, 0, 10_000, 250));
     assertEquals(List.of("dead_letter 0m session_byte_cap"),
-        u.batch(at(0), event(at(0), "/", 251)));
+        u.batch(at(0), event(at(0), 251)));
     assertTrue(u.state.holdsNothing());
   }
 
@@ -223,7 +227,7 @@ class SessionLogicTest {
     assertEquals(at(50), TimerPolicy.timerToHold(UserSessions.NO_TIMER, at(50), at(10)));
   }
 
-  // -- identity and urls ---------------------------------------------------------------------
+  // -- identity and collected values ---------------------------------------------------------
 
   @Test
   void sessionIdsAreDeterministicAndDifferByUserAndStart() {
@@ -234,11 +238,11 @@ class SessionLogicTest {
   }
 
   @Test
-  void urlsAreCollectedInEventTimeOrderAcrossMerges() {
-    UserDriver u = new UserDriver(new SessionPlan(GAP * MIN, 0, 10_000, 1L << 40, true));
-    u.batch(at(0), event(at(10), "/c", 50), event(at(0), "/a", 50));
-    u.batch(at(9), event(at(5), "/b", 50));
+  void valuesAreCollectedInEventTimeOrderAcrossBatches() {
+    UserDriver u = new UserDriver(SessionTestUtilities.oneAggregate("collect_list", "string"));
+    u.batch(at(0), valued(at(10), "/c"), valued(at(0), "/a"));
+    u.batch(at(9), valued(at(5), "/b"));
     List<Emitted> out = u.rawWatermark(at(60));
-    assertEquals(List.of("/a", "/b", "/c"), out.get(0).session.getUrls());
+    assertEquals(List.of("/a", "/b", "/c"), out.get(0).results[0]);
   }
 }

@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * Builders for the session-rule tests (in the spirit of Flink CEP's {@code NFATestUtilities}):
- * events at explicit minutes of event time, one user's state driven batch by batch, and each
+ * events at explicit minutes of event time, one key's state driven batch by batch, and each
  * emitted record written as one line of text so that a test states its exact output.
  */
 final class SessionTestUtilities {
@@ -20,13 +20,18 @@ final class SessionTestUtilities {
     return minutes * MIN;
   }
 
-  /** A pageview of {@link #USER} at {@code tsMs} with url "/" and 50 bytes. */
+  /** An event of {@link #USER} at {@code tsMs} of 50 bytes, without input values. */
   static Event event(long tsMs) {
-    return event(tsMs, "/", 50);
+    return event(tsMs, 50);
   }
 
-  static Event event(long tsMs, String url, long size) {
-    return new Event(tsMs, 1, url, size, USER + "@" + tsMs);
+  static Event event(long tsMs, long size) {
+    return new Event(tsMs, size, USER + "@" + tsMs);
+  }
+
+  /** An event of 50 bytes at {@code tsMs} with input values. */
+  static Event valued(long tsMs, Object... values) {
+    return new Event(tsMs, 50, USER + "@" + tsMs, values);
   }
 
   /** Events at each of {@code minutes}. */
@@ -40,10 +45,60 @@ final class SessionTestUtilities {
 
   /** Plan with a gap and allowed lateness in minutes and caps high enough not to matter. */
   static SessionPlan plan(long gapMinutes, long latenessMinutes) {
-    return new SessionPlan(gapMinutes * MIN, latenessMinutes * MIN, 10_000, 1L << 40, false);
+    return new SessionPlan(gapMinutes * MIN, latenessMinutes * MIN, 10_000, 1L << 40);
   }
 
-  /** One user's state under the rules, driven the way the processor drives it. */
+  /**
+   * Plan with a gap and allowed lateness in minutes, high caps, and the plan's {@code inputs}
+   * and {@code aggregates} given as their JSON lists.
+   */
+  static SessionPlan plan(long gapMinutes, long latenessMinutes, String inputs,
+      String aggregates) {
+    return SessionPlan.fromJson(planJson(gapMinutes, latenessMinutes, 10_000, 1L << 40, inputs,
+        aggregates));
+  }
+
+  static String planJson(long gapMinutes, long latenessMinutes, long maxEvents,
+      long maxSessionBytes, String inputs, String aggregates) {
+    return "{\"gap_ms\": " + gapMinutes * MIN + ", \"allowed_lateness_ms\": "
+        + latenessMinutes * MIN + ", \"max_events\": " + maxEvents
+        + ", \"max_session_bytes\": " + maxSessionBytes + ", \"inputs\": " + inputs
+        + ", \"aggregates\": " + aggregates + "}";
+  }
+
+  /** {@code planJson} with more fields, such as {@code "\"keep_state\": true"}. */
+  static String withFields(String planJson, String fields) {
+    int end = planJson.lastIndexOf('}');
+    return planJson.substring(0, end) + ", " + fields + "}";
+  }
+
+  /** The plan's one aggregate {@code function} over its one input of {@code kind}. */
+  static SessionPlan oneAggregate(String function, String kind) {
+    return plan(30, 0, "[\"" + kind + "\"]",
+        "[{\"function\": \"" + function + "\", \"input\": 0}]");
+  }
+
+  /** The inputs of {@link #everyFunction}: one of each kind. */
+  static final String EVERY_KIND = "[\"long\", \"double\", \"string\", \"boolean\"]";
+
+  /**
+   * The aggregates list of {@code count()} and every function over every input of {@link
+   * #EVERY_KIND} it takes.
+   */
+  static String everyFunction() {
+    StringBuilder b = new StringBuilder("[{\"function\": \"count\"}");
+    for (int input = 0; input < 4; input++) {
+      for (AggregateFunction f : AggregateFunction.values()) {
+        if (input < 2 || !f.numbersOnly()) {
+          b.append(", {\"function\": \"").append(f.planName).append("\", \"input\": ")
+              .append(input).append('}');
+        }
+      }
+    }
+    return b.append(']').toString();
+  }
+
+  /** One key's state under the rules, driven the way the processor drives it. */
   static final class UserDriver {
     final SessionLogic logic;
     final UserSessions state = new UserSessions();
@@ -70,6 +125,32 @@ final class SessionTestUtilities {
       return logic.onWatermark(USER, state, watermarkMs);
     }
 
+    /** One micro-batch, undescribed. */
+    List<Emitted> rawBatch(long watermarkMs, Event... events) {
+      return logic.onEvents(USER, state, new ArrayList<>(Arrays.asList(events)), watermarkMs);
+    }
+
+    /**
+     * The state as the store would give it back: a serialized copy, so that every session's
+     * aggregates are decoded from their encoded state when next touched.
+     */
+    void reloadState() {
+      try {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
+          out.writeObject(state.getSessions());
+        }
+        try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(
+            new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+          @SuppressWarnings("unchecked")
+          List<SessionAgg> copy = (List<SessionAgg>) in.readObject();
+          state.setSessions(copy);
+        }
+      } catch (java.io.IOException | ClassNotFoundException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+
     long nextDeadline() {
       return logic.nextDeadline(state);
     }
@@ -84,7 +165,7 @@ final class SessionTestUtilities {
   }
 
   /**
-   * {@code session 0m..5m pages=2 bytes=100 rev=0} (then {@code truncated}, {@code merged=N}
+   * {@code session 0m..5m events=2 bytes=100 rev=0} (then {@code truncated}, {@code merged=N}
    * when set), or {@code dead_letter 1m too_late}.
    */
   static String describe(Emitted e) {
@@ -94,7 +175,7 @@ final class SessionTestUtilities {
     SessionAgg s = e.session;
     StringBuilder b = new StringBuilder("session ")
         .append(time(s.getStartMs())).append("..").append(time(s.getEndMs()))
-        .append(" pages=").append(s.getPageCount())
+        .append(" events=").append(s.getEventCount())
         .append(" bytes=").append(s.getBytes())
         .append(" rev=").append(s.getRevision());
     if (s.isTruncated()) {
@@ -104,6 +185,15 @@ final class SessionTestUtilities {
       b.append(" merged=").append(e.mergedIds.size());
     }
     return b.toString();
+  }
+
+  /** JSON text as a tree. */
+  static com.fasterxml.jackson.databind.JsonNode json(String text) {
+    try {
+      return ValuesJson.JSON.readTree(text);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException(text, e);
+    }
   }
 
   /** Whole minutes as {@code 5m}, anything else as {@code 1799999ms}. */

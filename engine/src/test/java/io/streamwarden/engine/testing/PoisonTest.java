@@ -14,6 +14,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +25,8 @@ import org.junit.jupiter.api.Test;
  */
 class PoisonTest {
   private static final long MIN = 60_000L;
+  private static final StructType SCHEMA =
+      EngineOutput.schema(new SessionPlan(30 * MIN, 0, 100, 1 << 20));
 
   @AfterEach
   void noMoreFaults() {
@@ -32,7 +35,7 @@ class PoisonTest {
 
   private static ProcessorDriver driver() {
     return new ProcessorDriver(
-        new SessionProcessor(new SessionPlan(30 * MIN, 0, 100, 1 << 20, false), 0));
+        new SessionProcessor(new SessionPlan(30 * MIN, 0, 100, 1 << 20), 0));
   }
 
   @Test
@@ -46,7 +49,7 @@ class PoisonTest {
     assertEquals("dead_letter", get(poison, "kind"));
     assertEquals("poison", get(poison, "reason"));
     assertEquals("BOOM", get(poison, "raw"));
-    assertEquals("a", get(poison, "user_id"));
+    assertEquals("a", get(poison, "key"));
     assertEquals(2 * MIN, get(poison, "event_ts_ms"));
     String detail = (String) get(poison, "detail");
     assertTrue(detail.startsWith("the session engine threw io.streamwarden.engine.Poison$"
@@ -59,12 +62,12 @@ class PoisonTest {
   @Test
   void aRecordTheEngineCannotReadIsPoisonToo() {
     Object[] values = InputRow.sizedFor(EngineInput.KEY, EngineInput.KIND, EngineInput.TS_MS,
-        EngineInput.PAGE, EngineInput.URL, EngineInput.SIZE, EngineInput.RAW,
-        EngineInput.REASON, EngineInput.DETAIL, EngineInput.USER);
+        EngineInput.SIZE, EngineInput.RAW, EngineInput.REASON, EngineInput.DETAIL,
+        EngineInput.USER);
     values[EngineInput.KEY] = "a";
     values[EngineInput.KIND] = EngineInput.KIND_EVENT;
     values[EngineInput.RAW] = "no time";
-    Row noTime = RowFactory.create(values); // TS_MS, PAGE, SIZE null: getLong throws
+    Row noTime = RowFactory.create(values); // TS_MS, SIZE null: getLong throws
     List<String> out = describe(driver().runBatch(batch(noTime, event("a", MIN, "ok")), 0));
     assertEquals(List.of("dead_letter a poison"), out);
   }
@@ -82,7 +85,7 @@ class PoisonTest {
   }
 
   private static Object get(Row r, String column) {
-    return r.get(EngineOutput.SCHEMA.fieldIndex(column));
+    return r.get(SCHEMA.fieldIndex(column));
   }
 
   private static SortedMap<String, List<Row>> batch(Row... rows) {
@@ -93,13 +96,13 @@ class PoisonTest {
     return byKey;
   }
 
-  /** {@code session <user> <pages>} or {@code dead_letter <user> <reason>}. */
+  /** {@code session <key> <events>} or {@code dead_letter <key> <reason>}. */
   private static List<String> describe(List<Row> rows) {
     List<String> out = new ArrayList<>();
     for (Row r : rows) {
       String kind = (String) get(r, "kind");
-      out.add(kind + " " + get(r, "user_id") + " "
-          + get(r, "session".equals(kind) ? "page_count" : "reason"));
+      out.add(kind + " " + get(r, "key") + " "
+          + get(r, "session".equals(kind) ? "event_count" : "reason"));
     }
     return out;
   }

@@ -17,6 +17,7 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.streaming.TTLConfig;
 import org.apache.spark.sql.streaming.ValueState;
+import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +26,8 @@ import org.junit.jupiter.api.Test;
  */
 class ProcessorDriverTest {
   private static final long MIN = 60_000L;
+  private static final StructType SCHEMA =
+      EngineOutput.schema(new SessionPlan(30 * MIN, 0, 100, 1 << 20));
 
   @Test
   void valueStateAndTimersArePerKey() {
@@ -62,7 +65,7 @@ class ProcessorDriverTest {
   @Test
   void theSessionProcessorRunsInputRowsFirstThenTimersByTimeAndKey() {
     ProcessorDriver driver = new ProcessorDriver(
-        new SessionProcessor(new SessionPlan(30 * MIN, 0, 100, 1 << 20, false), 0));
+        new SessionProcessor(new SessionPlan(30 * MIN, 0, 100, 1 << 20), 0));
     assertEquals(List.of(), driver.runBatch(batch(event("a", 10 * MIN), event("b", 5 * MIN)), 0));
     // a late row joins a's open session (within the gap): a is due at 10 + 30, b at 5 + 30
     assertEquals(List.of(), driver.runBatch(batch(event("a", 0)), 20 * MIN));
@@ -75,7 +78,7 @@ class ProcessorDriverTest {
     assertTrue(driver.handle().expired(Long.MAX_VALUE).isEmpty());
   }
 
-  /** A pageview row of {@code key} at {@code tsMs}, as SessionTester's harness builds it. */
+  /** An event row of {@code key} at {@code tsMs}, as SessionTester's harness builds it. */
   private static Row event(String key, long tsMs) {
     return SessionHarness.eventRow(key, RowJson.JSON.createObjectNode().put("ts_ms", tsMs));
   }
@@ -88,15 +91,15 @@ class ProcessorDriverTest {
     return byKey;
   }
 
-  /** {@code session <user> <pages>} or {@code dead_letter <user> <reason>}. */
+  /** {@code session <key> <events>} or {@code dead_letter <key> <reason>}. */
   private static List<String> describe(List<Row> rows) {
     List<String> out = new ArrayList<>();
     for (Row r : rows) {
-      String kind = r.getString(EngineOutput.SCHEMA.fieldIndex("kind"));
-      String user = r.getString(EngineOutput.SCHEMA.fieldIndex("user_id"));
+      String kind = r.getString(SCHEMA.fieldIndex("kind"));
+      String user = r.getString(SCHEMA.fieldIndex("key"));
       out.add(kind + " " + user + " " + ("session".equals(kind)
-          ? r.get(EngineOutput.SCHEMA.fieldIndex("page_count"))
-          : r.get(EngineOutput.SCHEMA.fieldIndex("reason"))));
+          ? r.get(SCHEMA.fieldIndex("event_count"))
+          : r.get(SCHEMA.fieldIndex("reason"))));
     }
     return out;
   }
