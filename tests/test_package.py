@@ -14,6 +14,8 @@ import streamwarden
 from streamwarden.extras import EXTRAS
 from streamwarden.operators.patterns import detect
 from streamwarden.operators.sessions import sessionize
+from streamwarden.schema import Schema
+from streamwarden.validation.api import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRA_MODULES = sorted(m for modules in EXTRAS.values() for m in modules)
@@ -28,6 +30,7 @@ def test_every_name_in_all_is_importable_from_the_top():
     for name in streamwarden.__all__:
         assert getattr(streamwarden, name) is not None
     assert streamwarden.sessionize is sessionize and streamwarden.detect is detect
+    assert streamwarden.Schema is Schema and streamwarden.validate is validate
 
 
 def test_an_unknown_name_is_an_attribute_error():
@@ -45,7 +48,7 @@ def test_a_files_pipeline_s_path_imports_no_extra_s_module():
     """The core install has no connector clients: loading a files -> Parquet config, asking
     for its jars and importing the runner and the CLI must not import one (the wheel test runs
     such a pipeline where they are missing; this says which import went wrong, in a second)."""
-    config = str(ROOT / "examples" / "sessions.toml")
+    config = str(ROOT / "examples" / "pageviews.toml")
     code = (
         "import sys, json\n"
         "from streamwarden.config import load_config\n"
@@ -59,7 +62,8 @@ def test_a_files_pipeline_s_path_imports_no_extra_s_module():
 
 
 def test_dir_lists_the_exports_before_they_are_loaded():
-    assert {"sessionize", "detect", "Pattern", "build_spark_session"} <= set(dir(streamwarden))
+    exports = {"Schema", "validate", "sessionize", "detect", "Pattern", "build_spark_session"}
+    assert exports <= set(dir(streamwarden))
 
 
 def test_the_command_line_reports_its_version(capsys):

@@ -28,6 +28,10 @@ from tests.support import pageview, write_batches
 
 CONFIG = """
 name = "status-test"
+[schema]
+key = "user_id"
+time = "ts"
+fields = "user_id STRING, ts BIGINT, page_number INT, url STRING"
 [source]
 path = "landing"
 max_files_per_trigger = 1

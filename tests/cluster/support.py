@@ -52,6 +52,19 @@ cores = 2
 prometheus_port = 0
 """
 
+#: The generated pageviews, declared as examples/pageviews.toml declares them.
+SCHEMA = """
+[schema]
+key = "user_id"
+time = "ts"
+time_unit = "ms"
+fields = "user_id STRING, ts BIGINT, page_number INT, url STRING"
+required = ["user_id", "ts", "page_number"]
+[schema.checks.page_number]
+min = 1
+max = 300
+"""
+
 SESSIONS = """
 name = "{name}"
 [source]
@@ -61,6 +74,9 @@ max_files_per_trigger = 1
 allowed_lateness = "10m"
 idle_timeout = "1h"
 slow_key_threshold = "1ms"
+[sessions.aggregates]
+first_url = "first(url)"
+last_url = "last(url)"
 [sinks.sessions]
 path = "sessions"
 [sinks.dead_letters]
@@ -108,7 +124,9 @@ def pipeline(root: Path, template: str, name: str, landing: Path) -> Path:
     shutil.copytree(landing, root / "landing")
     (root / "events").mkdir()
     config = root / "pipeline.toml"
-    config.write_text(template.format(name=name) + SPARK.format(events=root / "events"))
+    config.write_text(
+        template.format(name=name) + SCHEMA + SPARK.format(events=root / "events")
+    )
     return config
 
 

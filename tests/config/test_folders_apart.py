@@ -10,6 +10,7 @@ from streamwarden.cli.main import main
 from streamwarden.config.loader import load_config
 from streamwarden.errors import ConfigError
 from streamwarden.sources.files import FilesSource
+from tests.config.test_loader import SCHEMA
 from tests.support import pipeline_config
 
 
@@ -43,7 +44,7 @@ def test_folders_beside_each_other_are_accepted(tmp_path):
 def test_overlapping_folders_exit_2_from_the_command_line(tmp_path, capsys):
     config = tmp_path / "p.toml"
     config.write_text(
-        '[source]\npath = "landing"\n[sinks.sessions]\npath = "out"\n'
+        SCHEMA + '[source]\npath = "landing"\n[sinks.sessions]\npath = "out"\n'
         '[sinks.dead_letters]\npath = "out"\n[checkpoint]\npath = "ck"\n'
     )
     assert main(["run", str(config), "--once"]) == 2

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from streamwarden.config import load_config
 from streamwarden.errors import ConfigError
 
-MINIMAL = """
+#: The smallest pipeline config: pageview records (a [schema] is required) into sessions.
+SCHEMA = """
+[schema]
+key = "user_id"
+time = "ts"
+fields = "user_id STRING, ts BIGINT, page_number INT, url STRING"
+"""
+
+MINIMAL = (
+    SCHEMA
+    + """
 [source]
 path = "landing"
 [sinks.sessions]
@@ -19,6 +29,7 @@ path = "out/dead"
 [checkpoint]
 path = "out/checkpoint"
 """
+)
 
 
 def write(tmp_path, text, name="pipeline.toml"):
@@ -29,10 +40,17 @@ def write(tmp_path, text, name="pipeline.toml"):
 
 def test_a_minimal_config_gets_the_documented_defaults(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
+    assert config.schema.time_unit == "ms"
     assert config.section.gap == timedelta(minutes=30)
     assert config.section.allowed_lateness == timedelta(0)
-    assert config.validation.max_pages == 300
+    assert config.section.max_events == 10_000
     assert config.section.max_session_bytes == 4_000_000
+    assert config.section.aggregates == {}
+    validation = config.validation
+    assert (validation.max_key_length, validation.max_record_bytes) == (256, 64 * 1024)
+    assert validation.earliest_event_time == datetime(2000, 1, 1, tzinfo=UTC)
+    assert validation.max_dead_letter_share == 0.5
+    assert validation.dead_letter_share_min_records == 100
 
 
 def test_relative_paths_are_resolved_against_the_config_folder(tmp_path):
@@ -99,6 +117,12 @@ def test_settings_that_can_be_turned_off_are_turned_off_with_off(tmp_path, off):
     assert config.monitoring.slow_batch_threshold is None
 
 
+@pytest.mark.parametrize("off", ['"off"', '"OFF"'])
+def test_the_earliest_event_time_is_turned_off_like_the_other_settings(tmp_path, off):
+    text = MINIMAL + f"[validation]\nearliest_event_time = {off}\n"
+    assert load_config(write(tmp_path, text)).validation.earliest_event_time is None
+
+
 def test_a_setting_left_out_keeps_its_default_rather_than_turning_off(tmp_path):
     config = load_config(write(tmp_path, MINIMAL))
     assert config.section.idle_timeout == timedelta(minutes=5)
@@ -108,10 +132,11 @@ def test_a_setting_left_out_keeps_its_default_rather_than_turning_off(tmp_path):
 @pytest.mark.parametrize(
     ("extra", "named"),
     [
-        ('[sessions]\ncollect_urls = "yes"\n', "sessions.collect_urls"),
+        ('[sessions]\nmax_events = "300"\n', "sessions.max_events"),
         ('[monitoring]\nenabled = "no"\n', "monitoring.enabled"),
         ('[spark]\nshuffle_partitions = "4"\n', "spark.shuffle_partitions"),
-        ("[validation]\nmax_pages = 3.0\n", "validation.max_pages"),
+        ("[validation]\nmax_key_length = 3.0\n", "validation.max_key_length"),
+        ('[validation]\nmax_dead_letter_share = "1%"\n', "validation.max_dead_letter_share"),
         ("[monitoring]\nprometheus_port = false\n", "monitoring.prometheus_port"),
     ],
 )
@@ -141,6 +166,7 @@ def test_keep_payload_which_never_did_anything_is_refused_as_unknown(tmp_path):
 
 def test_yaml_configs_are_accepted(tmp_path):
     text = (
+        "schema: {key: user_id, time: ts, fields: 'user_id STRING, ts BIGINT'}\n"
         "source: {path: landing}\n"
         "sinks: {sessions: {path: s}, dead_letters: {path: d}}\n"
         "checkpoint: {path: c}\nsessions: {gap: 10m}\n"
@@ -155,7 +181,17 @@ def test_yaml_configs_are_accepted(tmp_path):
         ('[sessions]\ngap = "0s"\n', "sessions.gap must be > 0"),
         ('[sessions]\ngap = "soon"\n', "expected a duration such as '30m'"),
         ("[spark]\nshuffle_partitions = 0\n", "spark.shuffle_partitions"),
-        ('[validation]\nmax_pages = "many"\n', "validation.max_pages"),
+        ('[validation]\nmax_key_length = "many"\n', "validation.max_key_length"),
+        ("[validation]\nmax_dead_letter_share = 0\n", "validation.max_dead_letter_share"),
+        ("[sessions]\nmax_events = 0\n", "sessions.max_events"),
+        (
+            '[validation]\nearliest_event_time = "2000-01-01T00:00:00"\n',
+            "'2000-01-01T00:00:00' has no zone; add one",
+        ),
+        (
+            '[validation]\nearliest_event_time = "yesterday"\n',
+            "'yesterday' is not an ISO-8601 time such as 2000-01-01T00:00:00Z, nor 'off'",
+        ),
         ("[spark]\ntrigger_interval = -5\n", "spark.trigger_interval: a duration cannot be"),
         ("[validation]\nmax_future_skew = -60\n", "validation.max_future_skew: a duration cannot"),
         ("[sessions]\ngap = inf\n", "sessions.gap: duration inf is too large"),

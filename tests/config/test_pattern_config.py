@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from pyspark.sql import functions as F
 
-from streamwarden.config import FieldNames, ValidationConfig, load_config, parse_config
+from streamwarden.config import ValidationConfig, load_config, parse_config
 from streamwarden.errors import ConfigError
 from streamwarden.operators.base import operator_of
 from streamwarden.operators.patterns import AfterMatch, Contiguity
@@ -20,11 +20,17 @@ from streamwarden.operators.patterns.from_config import (
 from streamwarden.operators.patterns.pattern import StageKind
 from streamwarden.operators.patterns.records import validated_events
 from streamwarden.operators.sessions.settings import SessionsConfig
-from tests.config.test_loader import MINIMAL, write
+from streamwarden.schema.model import Schema
+from streamwarden.validation.validate import REASON
+from tests.config.test_loader import MINIMAL, SCHEMA, write
 
-PATTERN = """
+PATTERN = (
+    """
 name = "scans"
 operator = "patterns"
+"""
+    + SCHEMA
+    + """
 [source]
 path = "landing"
 [patterns]
@@ -45,12 +51,21 @@ path = "out/dead"
 [checkpoint]
 path = "out/checkpoint"
 """
+)
+
+#: The pageview records the dict configs below declare.
+PAGEVIEWS = {
+    "key": "user_id",
+    "time": "ts",
+    "fields": "user_id STRING, ts BIGINT, page_number INT, url STRING",
+}
 
 
 def stages(*entries: dict[str, object], **patterns: object) -> dict[str, object]:
     """A patterns config as a dict, with the given stages and [patterns] settings."""
     return {
         "operator": "patterns",
+        "schema": PAGEVIEWS,
         "source": {"path": "landing"},
         "patterns": {"within": "30m", **patterns, "stages": list(entries)},
         "sinks": {"matches": {"path": "m"}, "dead_letters": {"path": "d"}},
@@ -67,7 +82,9 @@ def test_a_pattern_config_loads_with_its_defaults_and_paths_resolved(tmp_path):
     assert config.operator == "patterns"
     p = config.section
     assert p is not None
-    assert (p.key, p.fields, p.within) == ("user_id", ["url"], timedelta(minutes=30))
+    assert (p.key, p.fields, p.within) == (None, None, timedelta(minutes=30))
+    assert p.key_of(config.schema) == "user_id"  # the schema's key
+    assert p.fields_of(config.schema) == ["user_id", "ts", "page_number", "url"]  # every field
     assert p.max_out_of_orderness == timedelta(minutes=1)
     assert (p.max_partials_per_key, p.emit_timeouts) == (1000, False)
     assert config.sinks["matches"] is not None
@@ -117,7 +134,7 @@ def test_the_declared_pattern_is_built_stage_by_stage():
         }
     )
     assert config.section is not None
-    pattern = pattern_from_config(config.section)
+    pattern = pattern_from_config(config.section, config.schema)
     _, b, d, c, e = pattern.stages
     assert (b.contiguity, b.min_times, b.max_times, b.greedy, b.inner) == (
         Contiguity.STRICT,
@@ -183,8 +200,8 @@ def test_the_declared_pattern_is_built_stage_by_stage():
             "stages.1 ('no'): negation 'no' cannot be optional",
         ),
         (stages(BEGIN, emit_timeouts=True), "emit_timeouts = true and [sinks.timeouts] go"),
-        (stages(BEGIN, key="host"), "patterns.key: 'host' is not a validated event column"),
-        (stages(BEGIN, fields=["url", "ip"]), "patterns.fields: 'ip' is not a validated"),
+        (stages(BEGIN, key="host"), "patterns.key: 'host' is not a declared field"),
+        (stages(BEGIN, fields=["url", "ip"]), "patterns.fields: 'ip' is not a declared field"),
         ({**stages(BEGIN), "operator": "sessions"}, "sessions' needs [sinks.sessions]"),
         ({k: v for k, v in stages(BEGIN).items() if k != "patterns"}, "needs a [patterns] section"),
     ],
@@ -199,7 +216,7 @@ def test_pattern_mistakes_fail_at_load_naming_the_setting(data, expected):
 def events(spark):
     """The columns a condition sees, from an (empty) validated frame."""
     return validated_events(
-        spark.createDataFrame([], "raw string"), FieldNames(), ValidationConfig()
+        spark.createDataFrame([], "raw string"), Schema(**PAGEVIEWS), ValidationConfig()
     )
 
 
@@ -208,12 +225,14 @@ def conditions(events, *wheres: str):
     entries += [{"name": f"s{i}", "where": w} for i, w in enumerate(wheres[1:], 1)]
     config = parse_config(stages(*entries))
     assert config.section is not None
-    return compile_conditions(config.section, events)
+    return compile_conditions(config.section, events, config.schema)
 
 
 @pytest.mark.spark
 def test_where_expressions_compile_to_spark_columns_over_the_validated_events(events):
-    compiled = conditions(events, "url LIKE '/scan/%' AND page_number < 3", "hour(event_time) >= 9")
+    compiled = conditions(
+        events, "url LIKE '/scan/%' AND page_number < 3", "hour(timestamp_millis(ts)) >= 9"
+    )
     assert set(compiled) == {"a", "s1"}
     assert events.select(compiled["a"], compiled["s1"], F.lit(1)).columns  # resolves
 
@@ -224,7 +243,7 @@ def test_where_expressions_compile_to_spark_columns_over_the_validated_events(ev
     [
         ("page_number >= ", "cannot be evaluated: [PARSE_SYNTAX_ERROR]"),
         ("no_such_column = 1", "no_such_column"),
-        ("page_number + 1", "gives bigint, not a boolean"),
+        ("page_number + 1", "gives int, not a boolean"),
     ],
 )
 def test_bad_where_sql_is_a_config_error_naming_the_stage(events, where, expected):
@@ -236,31 +255,32 @@ def test_bad_where_sql_is_a_config_error_naming_the_stage(events, where, expecte
 
 
 @pytest.mark.spark
-def test_a_where_sees_the_event_columns_and_not_the_pipelines_control_columns(events):
+def test_a_where_sees_the_declared_fields_and_not_the_pipelines_control_columns(events):
+    assert REASON in events.columns  # there, but not for a condition
     with pytest.raises(ConfigError) as caught:
-        conditions(events, "true", "reason IS NULL")
+        conditions(events, "true", f"{REASON} IS NULL")
     message = str(caught.value)
-    listed = message.split("(columns: ")[1].split(")")[0]
-    assert listed == "user_id, event_time, ts_ms, page_number, url, size, raw"
+    listed = message.split("(declared fields: ")[1].split(")")[0]
+    assert listed == "user_id, ts, page_number, url"
 
 
 def test_a_loop_may_end_at_an_until_condition_and_the_first_stage_may_be_optional():
     config = parse_config(
         stages(
             {**BEGIN, "optional": True},
-            {"name": "b", "where": "true", "one_or_more": True, "until": "size > 10"},
+            {"name": "b", "where": "true", "one_or_more": True, "until": "page_number > 10"},
             {"name": "no", "contiguity": "not_next", "where": "true"},
         )
     )
     assert config.section is not None
-    a, b, no = pattern_from_config(config.section).stages
+    a, b, no = pattern_from_config(config.section, config.schema).stages
     assert a.optional and b.until is not None and no.kind == StageKind.NOT_NEXT
 
 
 def test_times_zero_with_a_maximum_makes_a_stage_optional():
     config = parse_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0, "times_max": 2}))
     assert config.section is not None
-    b = pattern_from_config(config.section).stages[1]
+    b = pattern_from_config(config.section, config.schema).stages[1]
     assert (b.min_times, b.max_times, b.optional) == (1, 2, True)
     with pytest.raises(ConfigError, match=r"stages.1 \('b'\): times\(0, None\)"):
         parse_config(stages(BEGIN, {"name": "b", "where": "true", "times": 0}))
@@ -274,7 +294,7 @@ def test_a_loop_may_end_at_an_aggregate_of_its_events():
         )
     )
     assert config.section is not None
-    b = pattern_from_config(config.section).stages[1]
+    b = pattern_from_config(config.section, config.schema).stages[1]
     assert [(a.agg, a.field, a.stage, a.value) for a in b.until_aggregates] == [
         ("count", None, "b", 3.0)
     ]
@@ -286,7 +306,7 @@ def test_a_times_or_more_loop_may_bound_the_wait_for_its_first_events():
     loop = {"name": "b", "where": "true", "times_or_more": 2, "loop_gap": "3s"}
     config = parse_config(stages(BEGIN, loop))
     assert config.section is not None
-    b = pattern_from_config(config.section).stages[1]
+    b = pattern_from_config(config.section, config.schema).stages[1]
     assert (b.min_times, b.max_times, b.loop_gap) == (2, None, timedelta(seconds=3))
     with pytest.raises(ConfigError, match="use one of times, one_or_more and times_or_more"):
         parse_config(stages(BEGIN, {**loop, "one_or_more": True}))
@@ -297,23 +317,25 @@ def test_a_times_or_more_loop_may_bound_the_wait_for_its_first_events():
 @pytest.mark.spark
 def test_an_until_expression_compiles_beside_the_stages_where(events):
     config = parse_config(
-        stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "size > 10"})
+        stages(
+            BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "page_number > 10"}
+        )
     )
     assert config.section is not None
-    compiled = compile_conditions(config.section, events)
+    compiled = compile_conditions(config.section, events, config.schema)
     assert set(compiled) == {"a", "b", "b:until"}
-    assert pattern_from_config(config.section, compiled).stages[1].until is not None
+    assert pattern_from_config(config.section, config.schema, compiled).stages[1].until is not None
 
 
 @pytest.mark.spark
 def test_bad_until_sql_is_a_config_error_naming_the_stage_and_setting(events):
     config = parse_config(
-        stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "size +"})
+        stages(BEGIN, {"name": "b", "where": "true", "one_or_more": True, "until": "page_number +"})
     )
     assert config.section is not None
     with pytest.raises(ConfigError) as caught:
-        compile_conditions(config.section, events)
-    assert "patterns.stages.1 ('b'): until = 'size +'" in str(caught.value)
+        compile_conditions(config.section, events, config.schema)
+    assert "patterns.stages.1 ('b'): until = 'page_number +'" in str(caught.value)
 
 
 def test_a_stage_may_aggregate_the_events_of_an_earlier_stage():
@@ -324,15 +346,15 @@ def test_a_stage_may_aggregate_the_events_of_an_earlier_stage():
                 "name": "b",
                 "where": "true",
                 "aggregates": [
-                    {"agg": "sum", "field": "size", "stage": "a", "op": "<", "value": 9}
+                    {"agg": "sum", "field": "page_number", "stage": "a", "op": "<", "value": 9}
                 ],
             },
         )
     )
     assert config.section is not None
-    b = pattern_from_config(config.section).stages[1]
+    b = pattern_from_config(config.section, config.schema).stages[1]
     assert [(x.agg, x.field, x.stage, x.op, x.value) for x in b.aggregates] == [
-        ("sum", "size", "a", "<", 9.0)
+        ("sum", "page_number", "a", "<", 9.0)
     ]
 
 
@@ -347,7 +369,7 @@ def test_an_aggregate_of_an_unknown_column_fails_at_load_naming_the_stage():
     )
     with pytest.raises(ConfigError) as caught:
         parse_config(data)
-    assert "patterns.stages.1 ('b').aggregates: 'price' is not a validated event column" in str(
+    assert "patterns.stages.1 ('b').aggregates: 'price' is not a declared field" in str(
         caught.value
     )
 
@@ -355,7 +377,7 @@ def test_an_aggregate_of_an_unknown_column_fails_at_load_naming_the_stage():
 def test_within_consecutive_bounds_the_gap_between_a_matchs_events():
     config = parse_config(stages(BEGIN, within_consecutive="5s"))
     assert config.section is not None
-    assert pattern_from_config(config.section).gap == timedelta(seconds=5)
+    assert pattern_from_config(config.section, config.schema).gap == timedelta(seconds=5)
     with pytest.raises(ConfigError, match=r"patterns\.within_consecutive must be > 0"):
         parse_config(stages(BEGIN, within_consecutive="0s"))
 
@@ -388,7 +410,7 @@ def test_a_group_entry_builds_a_group_pattern_with_its_quantifiers():
         )
     )
     assert config.section is not None
-    pattern = pattern_from_config(config.section)
+    pattern = pattern_from_config(config.section, config.schema)
     assert pattern.stage_names == ("a", "b", "c", "d", "e", "f")
     g, h = pattern.groups
     assert (g.start, g.end, g.min_times, g.max_times, g.inner) == (1, 5, 2, None, Contiguity.ANY)
@@ -458,7 +480,7 @@ def test_a_group_entry_builds_a_group_pattern_with_its_quantifiers():
                     aggregates=[{"agg": "sum", "field": "ip", "stage": "c", "op": ">", "value": 1}],
                 ),
             ),
-            "patterns.stages.1.group.1 ('c').aggregates: 'ip' is not a validated event column",
+            "patterns.stages.1.group.1 ('c').aggregates: 'ip' is not a declared field",
         ),
     ],
 )
@@ -498,10 +520,10 @@ def test_nested_where_and_until_compile_with_their_path(events):
     )
     config = parse_config(stages(BEGIN, entry))
     assert config.section is not None
-    assert set(compile_conditions(config.section, events)) == {"a", "b", "g:until"}
+    assert set(compile_conditions(config.section, events, config.schema)) == {"a", "b", "g:until"}
     bad = group("g", stage("b", contiguity="begin"), stage("c", where="nope = 1"))
     config = parse_config(stages(BEGIN, bad))
     assert config.section is not None
     with pytest.raises(ConfigError) as caught:
-        compile_conditions(config.section, events)
+        compile_conditions(config.section, events, config.schema)
     assert "patterns.stages.1.group.1 ('c'): where = 'nope = 1'" in str(caught.value)

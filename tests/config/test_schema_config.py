@@ -85,8 +85,12 @@ PATTERNS = PAYMENTS.replace(
 def patterns(stages: str, settings: str = "") -> str:
     head, rest = PATTERNS.split("[source]", 1)
     return (
-        'operator = "patterns"\n' + head + "[source]" + rest
-        + f'[patterns]\nwithin = "10m"\n{settings}\n' + stages
+        'operator = "patterns"\n'
+        + head
+        + "[source]"
+        + rest
+        + f'[patterns]\nwithin = "10m"\n{settings}\n'
+        + stages
     )
 
 

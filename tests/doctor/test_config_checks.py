@@ -1,5 +1,5 @@
 """``doctor`` on configs: each finding is triggered by a minimal bad config, and the example
-config (examples/sessions.toml) triggers none."""
+configs (examples/pageviews.toml, payments.toml, logins.toml) trigger none."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from streamwarden.doctor.cluster import mount_type
 from streamwarden.errors import ConfigError
 from tests.support import pipeline_config
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sessions.toml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ROCKSDB = "spark.sql.streaming.stateStore.rocksdb."
 HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
 
@@ -27,8 +27,9 @@ def codes(cfg) -> dict[str, Severity]:
     return {f.code: f.severity for f in diagnose(cfg)}
 
 
-def test_the_example_config_has_no_findings():
-    assert diagnose(load_config(EXAMPLE)) == []
+@pytest.mark.parametrize("example", ["pageviews.toml", "payments.toml", "logins.toml"])
+def test_the_example_configs_have_no_findings(example):
+    assert diagnose(load_config(EXAMPLES / example)) == []
 
 
 def test_the_minimal_config_has_no_findings():

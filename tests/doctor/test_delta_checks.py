@@ -10,6 +10,10 @@ from streamwarden.errors import ConfigError
 from tests.support import pipeline_config
 
 DELTA_CONFIG = """
+[schema]
+key = "user_id"
+time = "ts"
+fields = "user_id STRING, ts BIGINT, page_number INT, url STRING"
 [source]
 path = "landing"
 [sinks.sessions]

@@ -11,6 +11,7 @@ from typing import Any
 
 from streamwarden.config import PipelineConfig, parse_config
 from streamwarden.local.producer import produce_lines
+from tests.support import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA
 
 _names = itertools.count()
 
@@ -18,6 +19,23 @@ _names = itertools.count()
 #: (a secret that the tests look for everywhere it must not be).
 SASL_USER = "svc"
 SASL_PASSWORD = "sw-" + secrets.token_hex(12)
+
+
+def _schema_toml(schema: dict[str, Any]) -> str:
+    lines = ["[schema]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in schema.items() if k != "checks"]
+    for path, checks in schema.get("checks", {}).items():
+        lines += [f"[schema.checks.{path}]", *(f"{k} = {json.dumps(v)}" for k, v in checks.items())]
+    return "\n".join(lines) + "\n"
+
+
+#: ``[schema]`` of :data:`~tests.support.PAGEVIEW_SCHEMA` as a config file declares it, for the
+#: tests that write their config as text.
+SCHEMA_TOML = _schema_toml(PAGEVIEW_SCHEMA)
+#: ``[sessions.aggregates]`` of :data:`~tests.support.PAGEVIEW_AGGREGATES` as text.
+AGGREGATES_TOML = "[sessions.aggregates]\n" + "".join(
+    f"{name} = {json.dumps(call)}\n" for name, call in PAGEVIEW_AGGREGATES.items()
+)
 
 
 def topic_name(prefix: str) -> str:
@@ -84,10 +102,13 @@ def committed_records(broker: Any, topic: str) -> list[dict[str, Any]]:
 def kafka_pipeline_config(
     root: Path, broker: Any, source: dict[str, Any], sinks: dict[str, str], **sections: Any
 ) -> PipelineConfig:
-    """A sessions (or patterns) pipeline reading ``source`` (``[source]`` settings, kind kafka)
-    and writing each sink of ``sinks`` (name -> topic) to Kafka."""
+    """A sessions (or patterns) pipeline of pageviews (:data:`~tests.support.PAGEVIEW_SCHEMA`,
+    sessions with :data:`~tests.support.PAGEVIEW_AGGREGATES`) reading ``source`` (``[source]``
+    settings, kind kafka) and writing each sink of ``sinks`` (name -> topic) to Kafka;
+    ``sections`` override parts (``schema`` replaces the whole schema)."""
     data: dict[str, Any] = {
         "name": "kafka-test",
+        "schema": PAGEVIEW_SCHEMA,
         "source": {"kind": "kafka", **source},
         "kafka": {"bootstrap_servers": broker.bootstrap_servers},
         "sinks": {name: {"kind": "kafka", "topic": topic} for name, topic in sinks.items()},
@@ -97,4 +118,8 @@ def kafka_pipeline_config(
     }
     for key, value in sections.items():
         data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    if data.get("operator", "sessions") == "sessions":
+        data["sessions"] = {"aggregates": PAGEVIEW_AGGREGATES, **data.get("sessions", {})}
+    if "schema" in sections:
+        data["schema"] = sections["schema"]
     return parse_config(data, origin="test")

@@ -12,8 +12,12 @@ from streamwarden.errors import ConfigError
 from streamwarden.settings.secrets import MASK
 from streamwarden.sources.kafka import KafkaSource
 from tests.config.test_loader import write
+from tests.kafka.support import AGGREGATES_TOML, SCHEMA_TOML
 
-KAFKA = """
+KAFKA = (
+    SCHEMA_TOML
+    + AGGREGATES_TOML
+    + """
 [source]
 kind = "kafka"
 topics = ["pageviews"]
@@ -27,6 +31,7 @@ path = "out/dead"
 [checkpoint]
 path = "out/checkpoint"
 """
+)
 
 SASL = KAFKA.replace(
     'bootstrap_servers = "127.0.0.1:9092"',

@@ -25,6 +25,8 @@ from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.sinks.kafka import BATCH_HEADER
 from tests.kafka.support import (
+    AGGREGATES_TOML,
+    SCHEMA_TOML,
     client,
     committed_records,
     kafka_pipeline_config,
@@ -45,7 +47,8 @@ SPEC = TrafficSpec(
     malformed_fraction=0.01,
 )
 
-CONFIG_TOML = """
+CONFIG_TOML = (
+    """
 name = "kafka-crash"
 [source]
 kind = "kafka"
@@ -55,6 +58,10 @@ max_offsets_per_trigger = 500
 bootstrap_servers = "{servers}"
 [sessions]
 allowed_lateness = "10m"
+"""
+    + AGGREGATES_TOML
+    + SCHEMA_TOML
+    + """
 [sinks.sessions]
 kind = "kafka"
 topic = "{sessions}"
@@ -68,6 +75,7 @@ shuffle_partitions = 2
 [monitoring]
 prometheus_port = "off"
 """
+)
 
 
 def _batches_seen(broker, topic: str, isolation: str) -> set[int]:
@@ -116,7 +124,7 @@ def _kill_when(command: list[str], condition: Callable[[], bool], cwd: Path) -> 
 
 def _outputs(broker, sessions: str, dead: str) -> tuple[Counter, Counter]:
     revisions = Counter(
-        (r["value"]["session_id"], r["value"]["revision"], r["value"]["page_count"])
+        (r["value"]["session_id"], r["value"]["revision"], r["value"]["event_count"])
         for r in committed_records(broker, sessions)
     )
     letters = Counter(
@@ -182,5 +190,5 @@ def test_killed_three_times_while_writing_to_kafka_it_resumes_to_the_uninterrupt
     assert max(crashed_revisions.values()) == 1  # no revision twice
     assert (crashed_revisions, crashed_letters) == _outputs(kafka_broker, ref_sessions, ref_dead)
     assert sum(crashed_letters.values()) + sum(
-        page_count for (_, _, page_count) in crashed_revisions
+        event_count for (_, _, event_count) in crashed_revisions
     ) >= len(lines)  # (revisions repeat events; the accounting test checks the exact balance)

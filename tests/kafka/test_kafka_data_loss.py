@@ -9,7 +9,14 @@ import pytest
 
 from streamwarden.cli.main import main
 from streamwarden.pipeline import Pipeline
-from tests.kafka.support import client, kafka_pipeline_config, produce, topic_name
+from tests.kafka.support import (
+    AGGREGATES_TOML,
+    SCHEMA_TOML,
+    client,
+    kafka_pipeline_config,
+    produce,
+    topic_name,
+)
 from tests.support import pageview
 
 pytestmark = pytest.mark.spark
@@ -65,7 +72,7 @@ path = "{config.checkpoint.path}"
 shuffle_partitions = 2
 [monitoring]
 prometheus_port = "off"
-""".replace("['", '["').replace("']", '"]')
+{SCHEMA_TOML}{AGGREGATES_TOML}""".replace("['", '["').replace("']", '"]')
     )
     assert main(["run", str(toml), "--once", "--skip-doctor"]) == 1
     err = capsys.readouterr().err

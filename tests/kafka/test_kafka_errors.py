@@ -13,10 +13,21 @@ from pathlib import Path
 import pytest
 
 from streamwarden.cli.main import main
-from tests.kafka.support import SASL_PASSWORD, SASL_USER, committed_records, produce, topic_name
+from tests.kafka.support import (
+    AGGREGATES_TOML,
+    SASL_PASSWORD,
+    SASL_USER,
+    SCHEMA_TOML,
+    committed_records,
+    produce,
+    topic_name,
+)
 from tests.support import pageview
 
-CONFIG = """
+CONFIG = (
+    SCHEMA_TOML
+    + AGGREGATES_TOML
+    + """
 [source]
 kind = "kafka"
 topics = ["{source}"]
@@ -34,6 +45,7 @@ path = "checkpoint"
 [monitoring]
 prometheus_port = "off"
 """
+)
 
 
 def _closed_port() -> int:
@@ -120,7 +132,7 @@ def test_over_sasl_the_pipeline_runs_and_its_password_reaches_no_output_and_no_f
     )
     assert run.returncode == 0, run.stderr
     [session] = [r["value"] for r in committed_records(kafka_broker, sessions)]
-    assert session["page_count"] == 2
+    assert session["event_count"] == 2
     assert SASL_PASSWORD not in run.stdout + run.stderr
     written = [path for path in tmp_path.rglob("*") if path.is_file()]
     assert any(path.suffix == ".log" for path in written)  # Spark's log is among them

@@ -56,4 +56,4 @@ def test_a_quiet_topic_still_closes_its_sessions_and_frees_their_state(
 
     assert max(state_rows) == 2  # two users' sessions were open
     closed = [r["value"] for r in committed_records(kafka_broker, sessions)]
-    assert sorted((s["user_id"], s["page_count"]) for s in closed) == [("a", 2), ("b", 1)]
+    assert sorted((s["user_id"], s["event_count"]) for s in closed) == [("a", 2), ("b", 1)]

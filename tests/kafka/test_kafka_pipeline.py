@@ -120,7 +120,7 @@ def test_a_second_run_on_the_same_checkpoint_writes_nothing_again(spark, kafka_b
     Pipeline(config, spark).run(once=True, drain=True)
 
     assert committed_records(kafka_broker, sessions) == first
-    assert sorted(r["value"]["page_count"] for r in first) == [1, 2]
+    assert sorted(r["value"]["event_count"] for r in first) == [1, 2]
 
 
 def test_the_kafka_timestamp_can_be_the_event_time(spark, kafka_broker, workdir):

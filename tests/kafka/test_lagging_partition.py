@@ -107,7 +107,7 @@ def test_with_lateness_covering_the_lag_sessions_are_right_and_updated_once_per_
         print(f"batch {stats.batch_id}: late records {late} (slow partition), updates {made}")
     assert updates and max(updates.values()) == 1  # late updates happened, one per batch each
     rows = open_sink("sessions", config.context).read(spark)
-    final = Counter((r["user_id"], r["page_count"]) for r in final_sessions(rows).collect())
+    final = Counter((r["user_id"], r["event_count"]) for r in final_sessions(rows).collect())
     # every user, slow or fast: two bursts of 40 events, each one session
     assert final == Counter({(user, 40): 2 for user in FAST_USERS + SLOW_USERS})
 

@@ -28,10 +28,10 @@ from streamwarden.operators.engine_rows import (
 from streamwarden.operators.patterns import Pattern, PatternOptions
 from streamwarden.operators.patterns.api import compile_for, detect_rows
 from streamwarden.operators.patterns.records import validated_rows
-from streamwarden.operators.sessions import SessionParams
+from streamwarden.operators.sessions.aggregates import parse_aggregates
 from streamwarden.operators.sessions.api import session_engine_rows
+from streamwarden.schema import Schema
 from streamwarden.validation import validate_records
-from streamwarden.validation.settings import FieldNames, ValidationConfig
 
 pytestmark = pytest.mark.spark
 
@@ -68,11 +68,16 @@ def test_the_engine_emits_the_reason_codes_python_knows(java: dict[str, Any]) ->
     assert java["reasons"] == {r.name: r.value for r in ENGINE_REASONS}
 
 
+SCHEMA = Schema(
+    key="account", time="at", fields="account STRING, at TIMESTAMP, amount DOUBLE, url STRING"
+)
+
+
 def validated(spark: Any) -> Any:
     records = spark.createDataFrame(
-        [('{"user_id": "u1", "ts": 1000, "page_number": 1}',)], "raw string"
+        [('{"account": "a1", "at": "2026-01-01T00:00:00Z", "amount": 1.5}',)], "raw string"
     )
-    return validate_records(records, FieldNames(), ValidationConfig())
+    return validate_records(records, SCHEMA)
 
 
 def pattern() -> Pattern:
@@ -82,8 +87,14 @@ def pattern() -> Pattern:
 def test_the_sessions_builder_lays_out_rows_as_the_engine_reads_them(
     spark: Any, java: dict[str, Any]
 ) -> None:
-    rows = session_engine_rows(validated(spark), SessionParams())
-    assert rows.columns == java["columns"]["sessions"]
+    aggregates = parse_aggregates(
+        {"total": "sum(amount)", "n": "count()", "largest": "max(amount)", "first": "first(url)"},
+        SCHEMA.struct,
+    )
+    rows = session_engine_rows(validated(spark), aggregates, timedelta(minutes=1))
+    jvm = spark._jvm.io.streamwarden.engine.EngineInput
+    values = [jvm.sessionValueColumn(i) for i in range(2)]  # amount, url: each input once
+    assert rows.columns == [*java["columns"]["sessions"], *values]
 
 
 def test_both_pattern_builders_lay_out_rows_as_the_engine_reads_them(
@@ -93,8 +104,8 @@ def test_both_pattern_builders_lay_out_rows_as_the_engine_reads_them(
     options = PatternOptions()
     compiled = compile_for(events, pattern(), ["url"], options)
     assert (
-        detect_rows(events, compiled, "user_id", "ts_ms", options).columns
+        detect_rows(events, compiled, "account", "at", options).columns
         == (java["columns"]["patterns"])
     )
-    piped = validated_rows(events, compiled, "user_id", options)
+    piped = validated_rows(events, compiled, "account", options)
     assert piped.columns == java["columns"]["patterns"]

@@ -47,7 +47,7 @@ def test_records_in_equal_events_in_sessions_plus_dead_letters(run):
 
 def test_each_malformed_record_is_dead_lettered_with_the_reason_it_was_made_for(run):
     summary, accounting, _, _ = run
-    engine_reasons = {Reason.TOO_LATE, Reason.SESSION_PAGE_CAP, Reason.SESSION_BYTE_CAP}
+    engine_reasons = {Reason.TOO_LATE, Reason.SESSION_EVENT_CAP, Reason.SESSION_BYTE_CAP}
     validation = {k: v for k, v in accounting.dead_letters.items() if k not in engine_reasons}
     assert validation == dict(summary.malformed)
 

@@ -71,7 +71,7 @@ def test_the_batch_failed_the_same_way_until_bisection_then_the_pipeline_went_on
 
 def test_only_the_record_the_batch_fails_on_is_quarantined_as_poison_with_the_failure(run):
     [dead] = run["dead"]
-    assert dead["reason"] == "poison" and MARKER in dead["raw"] and dead["user_id"] == "u1"
+    assert dead["reason"] == "poison" and MARKER in dead["raw"] and dead["key"] == "u1"
     [listed] = run["listed"]
     assert listed.batch == run["result"].failures[0].batch
     assert f"batch {listed.batch} failed on this record again and again" in dead["detail"]
@@ -80,5 +80,5 @@ def test_only_the_record_the_batch_fails_on_is_quarantined_as_poison_with_the_fa
 
 def test_every_other_record_is_output_and_the_accounting_balances(run):
     assert run["accounting"].balanced, run["accounting"].describe()
-    pages = {r["user_id"]: r["page_count"] for r in run["sessions"].collect()}
+    pages = {r["user_id"]: r["event_count"] for r in run["sessions"].collect()}
     assert pages == {"u1": 3, "u2": 1, "u3": 1, **{f"u{n}": 1 for n in range(4, 9)}}

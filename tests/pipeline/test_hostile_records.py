@@ -101,9 +101,9 @@ def test_a_record_that_is_not_utf8_keeps_its_exact_bytes_and_no_two_users_merge(
 
 def test_the_poison_record_names_the_exception_and_its_users_other_events_stay(run):
     [poison] = [d for d in run["dead"] if d["reason"] == "poison"]
-    assert MARKER in poison["raw"] and poison["user_id"] == "u1"
+    assert MARKER in poison["raw"] and poison["key"] == "u1"
     assert poison["detail"].startswith(
         "the session engine threw io.streamwarden.engine.Poison$InjectedFault: injected fault"
     )
-    pages = {r["user_id"]: r["page_count"] for r in run["sessions"].collect()}
+    pages = {r["user_id"]: r["event_count"] for r in run["sessions"].collect()}
     assert pages == {"u1": 3, "u2": 1, "u3": 3}

@@ -59,7 +59,7 @@ def test_a_quiet_input_closes_every_session_and_state_drops_to_zero(spark, workd
 
     assert max(state_rows) == 3  # three users' sessions were open when the input went quiet
     sessions = read_output(spark, config.sinks["sessions"].path)
-    assert sorted((r.user_id, r.page_count) for r in sessions.collect()) == [
+    assert sorted((r.user_id, r.event_count) for r in sessions.collect()) == [
         ("a", 2),
         ("b", 1),
         ("c", 1),

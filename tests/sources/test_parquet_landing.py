@@ -77,4 +77,4 @@ def test_parquet_strings_that_are_not_utf8_keep_their_bytes_and_are_never_merged
     assert [r[: r.index(b'","ts"')] for r in raws] == [b'{"user_id":"u\xfe1', b'{"user_id":"u\xff1']
     assert b'"url":"/say-\\"hi\\"\\\\"' in raws[1]  # the other strings escaped as JSON
     assert json.loads(raws[0].replace(b"\xfe", b"?"))["blob"] == "/g=="  # binary: base64
-    assert all(d.user_id is None for d in dead)  # no key made of replaced bytes
+    assert all(d.key is None for d in dead)  # no key made of replaced bytes

@@ -260,12 +260,6 @@ def test_details_show_values_as_they_were_written(outcome):
     assert outcome["huge page"].detail.endswith("got the number 123456789012345678901234")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a UTF-8 byte order mark before the object is accepted (Jackson skips it) "
-    "unless the record holds a \\u escape, when RecordShape runs first and refuses it as "
-    "'not a JSON object (it starts with byte 0xef)'",
-)
 def test_a_byte_order_mark_is_judged_alike_whatever_the_record_holds(spark):
     plain = "\ufeff" + pv(MS)
     escaped = "\ufeff" + json.dumps({"user_id": "é", "ts": MS, "page_number": 1})
@@ -335,11 +329,6 @@ def test_the_kafka_timestamp_and_key_win_when_so_configured(spark):
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: with key = 'kafka_key', a Kafka key that is not UTF-8 becomes the event's key "
-    "(validation checks only the value's bytes), so u\\xff and u\\xfe both read as 'u\\ufffd'",
-)
 def test_a_kafka_key_that_is_not_utf8_is_no_event_s_key(spark):
     frame = _kafka(spark, [(b"u\xff", pv(MS, user=None).encode(), 1)])
     settings = KafkaSourceSettings(kind="kafka", topics=["t"], key="kafka_key")
@@ -347,11 +336,6 @@ def test_a_kafka_key_that_is_not_utf8_is_no_event_s_key(spark):
     assert row.reason is not None and row.key is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: with key = 'kafka_key' and an integer key field, the Kafka key is cast to it "
-    "under ANSI mode, so a key that is not a number fails the job (CAST_INVALID_INPUT)",
-)
 def test_a_kafka_key_that_is_not_a_number_for_an_integer_key_is_a_dead_letter(spark):
     schema = Schema(key="uid", time="ts", fields="uid BIGINT, ts BIGINT")
     frame = _kafka(spark, [(b"abc", json.dumps({"uid": 5, "ts": MS}).encode(), 1)])

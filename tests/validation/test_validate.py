@@ -654,14 +654,9 @@ def test_validate_refuses_what_is_not_a_frame_of_records(spark):
         validate([payment()], PAYMENTS)  # type: ignore[arg-type]
 
 
-# --- defects found while writing this specification (strict xfails: fix, then remove) ----------
+# --- defects found while writing this specification, fixed -----------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the pattern check is rlike('^(?:p)$'), and Java's $ also matches before a "
-    "final line terminator, so 'EUR\\n' passes the pattern [A-Z]{3} (use \\z)",
-)
 def test_a_pattern_matches_the_whole_value_not_up_to_a_final_line_break(spark):
     rows = outcomes(
         spark, PAYMENTS, [payment(currency=c) for c in ("EUR\n", "EUR\r\n", "EUR\u2028")]
@@ -669,11 +664,6 @@ def test_a_pattern_matches_the_whole_value_not_up_to_a_final_line_break(spark):
     assert [o.reason for o in rows] == ["pattern_mismatch"] * 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a pattern or allowed value holding % is pasted into format_string's format, "
-    "so each record that fails the check fails the job (UnknownFormatConversionException)",
-)
 def test_a_check_whose_pattern_or_allowed_values_hold_a_percent_sign_reports_it(spark):
     schema = Schema(
         key="id",
@@ -692,11 +682,6 @@ def test_a_check_whose_pattern_or_allowed_values_hold_a_percent_sign_reports_it(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a pattern is checked with Python's re when the schema loads but run by Java's "
-    "regex: (?P<name>...) loads, then every record fails the job (PatternSyntaxException)",
-)
 def test_a_pattern_java_cannot_run_is_refused_before_the_query_starts(spark):
     with pytest.raises((ValueError, ConfigError)):
         schema = Schema(
@@ -708,11 +693,6 @@ def test_a_pattern_java_cannot_run_is_refused_before_the_query_starts(spark):
         outcomes(spark, schema, [json.dumps({"id": "a", "at": NOON, "currency": "EUR"})])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a rule is evaluated under Spark's ANSI mode, so a record for which it raises "
-    "(100 / amount with amount 0: DIVIDE_BY_ZERO) fails the job instead of failing the rule",
-)
 def test_a_rule_that_raises_on_a_record_fails_that_record(spark):
     schema = Schema(
         **{**PAYMENTS.model_dump(), "rules": [{"name": "fee", "check": "100 / amount < 50"}]}
@@ -721,11 +701,6 @@ def test_a_rule_that_raises_on_a_record_fails_that_record(spark):
     assert row.reason == "rule_failed"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: validate() adds columns raw, reason, detail, key, event_time beside the "
-    "declared fields, so a schema declaring one of those names fails with AMBIGUOUS_REFERENCE",
-)
 def test_validate_takes_a_schema_whose_fields_are_named_like_its_columns(spark):
     schema = Schema(key="key", time="at", fields="key STRING, at TIMESTAMP, reason STRING")
     records = spark.createDataFrame(
@@ -735,11 +710,6 @@ def test_validate_takes_a_schema_whose_fields_are_named_like_its_columns(spark):
     assert [e["reason"] for e in checked.events.collect()] == ["r"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a null record (a null raw or value) is reported as missing_field of the key, "
-    "with a null size, instead of malformed_json",
-)
 def test_a_null_record_is_malformed(spark):
     [row] = outcomes(spark, PAYMENTS, [None])
     assert row.reason == "malformed_json"

@@ -104,7 +104,7 @@ def _rejects(outcomes: list[dict[str, Any]], sampled: int, where: str) -> list[F
         Finding(
             "input-rejected",
             Severity.ERROR if rejected == sampled else Severity.WARNING,
-            f"of {sampled} records sampled from {where}, {rejected} would be dead letters "
+            f"of {sampled} record(s) sampled from {where}, {rejected} would be dead letters "
             f"({listed}); e.g. {top}: {detail}",
             "check [schema] (field names, types, key, time and time_unit) against these records",
             "bad-input",
@@ -115,7 +115,9 @@ def _rejects(outcomes: list[dict[str, Any]], sampled: int, where: str) -> list[F
 def _times(config: PipelineConfig, outcomes: list[dict[str, Any]], where: str) -> list[Finding]:
     times = [o["ts_ms"] for o in outcomes if o["reason"] is None and o["ts_ms"] is not None]
     earliest = config.validation.earliest_event_time
-    low = datetime(2000, 1, 1, tzinfo=UTC) if earliest is None else earliest
+    # with earliest_event_time off, the user says early times are real: only the far future
+    # (seconds read as microseconds, say) is implausible
+    low = datetime(1, 1, 1, tzinfo=UTC) if earliest is None else earliest
     high = datetime.now(UTC) + timedelta(days=366)
     plausible = [t for t in times if _plausible(t, low, high)]
     if not times or len(plausible) == len(times):
@@ -133,7 +135,8 @@ def _times(config: PipelineConfig, outcomes: list[dict[str, Any]], where: str) -
             "implausible-event-times",
             Severity.ERROR if not plausible else Severity.WARNING,
             f"{len(times) - len(plausible)} of {len(times)} event times read from {where} are "
-            f"outside {low:%Y-%m-%d} .. {high:%Y-%m-%d}, e.g. {_shown(odd)} (schema.time "
+            f"outside {low:%Y-%m-%d} .. {high:%Y-%m-%d} (validation.earliest_event_time .. a "
+            f"year from now), e.g. {_shown(odd)} (schema.time "
             f"{config.schema.time!r} in {unit!r}){hint}",
             f"set schema.time_unit to {better[0]!r}"
             if better

@@ -11,6 +11,7 @@ from typing import Any
 
 from pyspark.sql import types as T
 
+from streamwarden.errors import UsageError
 from streamwarden.schema.model import Schema
 from streamwarden.testing.times import to_ms
 
@@ -34,9 +35,17 @@ def time_ms(value: Any, schema: Schema) -> int:
     TIMESTAMP as an aware datetime or ISO-8601 text with a zone, an integer as epoch time in
     ``time_unit`` (an aware datetime is taken as it is either way)."""
     if isinstance(value, str):
-        value = _instant(value)
+        try:
+            value = _instant(value)
+        except UsageError as exc:
+            raise UsageError(f"the time {schema.time!r}: {exc}") from None
     if isinstance(value, datetime) or isinstance(schema.time_type, T.TimestampType):
         return to_ms(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise UsageError(
+            f"the time {schema.time!r} is {value!r}: give an aware datetime, ISO-8601 text "
+            f"with a zone, or an int of epoch time in {schema.time_unit!r}"
+        )
     return int({"s": value * 1000, "ms": value, "us": value // 1000}[schema.time_unit])
 
 
@@ -90,4 +99,12 @@ def engine_time(value: Any) -> int:
 
 
 def _instant(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise UsageError(
+            f"{text!r} is not an ISO-8601 time with a zone, such as 2026-01-01T12:00:00Z"
+        )
+    return moment

@@ -22,6 +22,7 @@ from pyspark.sql import types as T
 from streamwarden.errors import UsageError
 from streamwarden.operators.sessions.aggregates import Aggregate, engine_inputs
 from streamwarden.operators.sessions.params import SessionParams
+from streamwarden.schema.ddl import ddl_of
 from streamwarden.schema.model import Schema
 from streamwarden.spark.engine_gateway import engine_gateway
 from streamwarden.testing.records import (
@@ -30,7 +31,7 @@ from streamwarden.testing.records import (
     session_record,
     session_state,
 )
-from streamwarden.testing.schema_values import field_value, time_ms
+from streamwarden.testing.schema_values import engine_time, field_value, time_ms
 from streamwarden.testing.times import to_ms
 
 __all__ = ["SessionTester"]
@@ -72,7 +73,9 @@ class SessionTester:
             a.name: _converter(a.output_type()) for a in self.aggregates
         }
         self._harness = engine_gateway().jvm.io.streamwarden.engine.testing.SessionHarness(
-            self.params.to_plan_json(self.aggregates)
+            self.params.to_plan_json(
+                self.aggregates, keep_state=self.params.history_lateness is not None
+            )
         )
 
     def run_batch(
@@ -121,23 +124,40 @@ class SessionTester:
 
 
 def _engine_value(value: Any, aggregate: Aggregate) -> Any:
-    """A record's value as the engine holds its field's kind."""
+    """A record's value as the engine holds its field's kind; a value of another type than the
+    schema declares is a :class:`UsageError` naming the field (a pipeline would dead-letter the
+    record as ``wrong_type``)."""
     data_type = aggregate.field_type
     if value is None:
         return None
     if aggregate.kind == "boolean" and not isinstance(data_type, T.BooleanType):
         return True  # count(f) of a STRUCT, ARRAY or MAP: whether it is there
-    if isinstance(data_type, T.TimestampType):
-        moment = (
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
-            if isinstance(value, str)
-            else value
-        )
-        return (moment - _EPOCH) // timedelta(microseconds=1)
-    if isinstance(data_type, T.DateType):
-        day = date.fromisoformat(value) if isinstance(value, str) else value
-        return (day - date(1970, 1, 1)).days
-    return value
+    try:
+        if isinstance(data_type, T.TimestampType):
+            return engine_time(value)
+        if isinstance(data_type, T.DateType):
+            day = date.fromisoformat(value) if isinstance(value, str) else value
+            return (day - date(1970, 1, 1)).days
+    except (TypeError, ValueError, UsageError):
+        pass
+    else:
+        if _fits(value, aggregate.kind):
+            return value
+    raise UsageError(
+        f"run_batch(records): {aggregate.field!r} is {value!r} ({type(value).__name__}), but "
+        f"the schema declares it {ddl_of(data_type) if data_type else 'a value'}; a pipeline "
+        "would dead-letter this record as wrong_type"
+    )
+
+
+def _fits(value: Any, kind: str | None) -> bool:
+    if kind == "long":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "double":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return isinstance(value, str)
 
 
 def _converter(data_type: T.DataType) -> Callable[[Any], Any]:

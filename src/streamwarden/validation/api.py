@@ -27,8 +27,9 @@ __all__ = ["Validated", "validate"]
 @dataclass(frozen=True)
 class Validated:
     """What :func:`validate` gives: ``all`` has a row per record (the declared fields, typed,
-    then ``raw``, ``reason``, ``detail``, ``event_time``); ``events`` and ``dead_letters`` are
-    its two parts."""
+    then validation's own columns, named with the ``_sw_`` prefix that no field may take:
+    ``_sw_raw``, ``_sw_reason``, ``_sw_detail``, ``_sw_key``, ``_sw_ts_ms``...); ``events``
+    and ``dead_letters`` are its two parts."""
 
     all: DataFrame
     schema: Schema
@@ -39,19 +40,19 @@ class Validated:
         struct's fields inside it), ready for :func:`streamwarden.sessionize`,
         :func:`streamwarden.detect` or the user's own code."""
         names = [f"`{f.name}`" for f in self.schema.struct.fields]
-        return self.all.where(F.col("reason").isNull()).select(*names)
+        return self.all.where(F.col(REASON).isNull()).select(*names)
 
     @property
     def dead_letters(self) -> DataFrame:
         """The rejected records: ``raw`` (as received), ``reason`` (a stable code), ``detail``
         (naming the field or rule), ``key`` (when it could be read), ``event_time`` (when it
         could be read) and ``ingest_time``, as a pipeline's dead-letter output has them."""
-        return self.all.where(F.col("reason").isNotNull()).select(
-            "raw",
-            "reason",
-            "detail",
-            "key",
-            "event_time",
+        return self.all.where(F.col(REASON).isNotNull()).select(
+            F.col(RAW).alias("raw"),
+            F.col(REASON).alias("reason"),
+            F.col(DETAIL).alias("detail"),
+            F.col(KEY).alias("key"),
+            F.timestamp_millis(TS_MS).alias("event_time"),
             F.current_timestamp().alias("ingest_time"),
         )
 
@@ -92,15 +93,4 @@ def validate(
     checked = validate_records(
         records.select(F.col(column).cast("string").alias("raw")), schema, validation
     )
-    names = [f"`{f.name}`" for f in schema.struct.fields]
-    return Validated(
-        checked.where(~F.col(IS_TICK)).select(
-            *names,
-            F.col(RAW).alias("raw"),
-            F.col(REASON).alias("reason"),
-            F.col(DETAIL).alias("detail"),
-            F.col(KEY).alias("key"),
-            F.timestamp_millis(TS_MS).alias("event_time"),
-        ),
-        schema,
-    )
+    return Validated(checked.where(~F.col(IS_TICK)), schema)

@@ -22,7 +22,7 @@ _REMOVED = {
 
 def _instant(value: object) -> object:
     """An ISO-8601 time with a zone (TOML's own date-times too), or "off"."""
-    if value is None or value == "off":
+    if value is None or (isinstance(value, str) and value.strip().lower() == "off"):
         return None
     if isinstance(value, datetime):
         parsed = value

@@ -24,6 +24,7 @@ from pyspark.sql import types as T
 from pyspark.sql.classic.column import Column as ClassicColumn
 
 from streamwarden.errors import ConfigError
+from streamwarden.schema.ddl import ddl_of
 from streamwarden.schema.model import FieldChecks, Schema
 from streamwarden.sources.base import SOURCE_KEY, SOURCE_POSITION, SOURCE_TIME
 from streamwarden.spark.jvm import call_engine
@@ -31,7 +32,7 @@ from streamwarden.validation.reasons import Reason
 from streamwarden.validation.settings import ValidationConfig
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "CONTROL_COLUMNS",
@@ -109,7 +110,9 @@ def validate_records(
     source_key = SOURCE_KEY in columns
     optional = {
         "_source_time": F.col(SOURCE_TIME).cast("long") if source_time else F.lit(None),
-        "_source_key": F.col(SOURCE_KEY).cast("string") if source_key else F.lit(None),
+        "_source_key": F.col(SOURCE_KEY).cast("string")
+        if source_key
+        else F.lit(None).cast("string"),
         "_position": F.col(SOURCE_POSITION).cast("string")
         if SOURCE_POSITION in columns
         else F.lit(None).cast("string"),
@@ -131,7 +134,7 @@ def validate_records(
         if source_time and f.name == schema.time:
             value = _time_value(F.col("_source_time"), f.dataType, schema.time_unit)
         if source_key and f.name == schema.key:
-            value = F.coalesce(F.col("_source_key").cast(f.dataType), value)
+            value = F.coalesce(F.col("_source_key").try_cast(f.dataType), value)
         fields.append(value.alias(f.name))
     tick_ms = F.when(
         F.col("_from_ticks"), F.get_json_object("_raw", f"$.{TICK_FIELD}").cast("long")
@@ -142,6 +145,7 @@ def validate_records(
         "_raw",
         "_position",
         "_quarantined",
+        "_source_key",
         (F.col("_from_ticks") & tick_ms.isNotNull()).alias(IS_TICK),
         F.coalesce(tick_ms, ts_ms).alias(TS_MS),
         record.getField("_sw_reason").alias("_read_reason"),
@@ -155,11 +159,13 @@ def validate_records(
         # a record that is not UTF-8 text keeps its exact bytes, in base64 (its reason says so)
         F.when(valid_utf8, F.col("_raw")).otherwise(base64_line(F.col("_raw"))).alias(RAW),
         # a key read from bytes that are not UTF-8 is not the producer's key: none is shown
-        F.when(valid_utf8, key).alias(KEY),
+        F.when(valid_utf8 & F.coalesce(F.is_valid_utf8("_source_key"), F.lit(True)), key).alias(
+            KEY
+        ),
         TS_MS,
         F.octet_length("_raw").cast("long").alias(SIZE),
         IS_TICK,
-        _failure(schema, rules, key, valid_utf8).alias("_failure"),
+        _failure(schema, rules, key, valid_utf8, raw.sparkSession, source_key).alias("_failure"),
         "_position",
         "_quarantined",
     )
@@ -219,12 +225,31 @@ def _record_reader(raw: DataFrame, spec: str) -> Column:
     return ClassicColumn(jcol)
 
 
-def _failure(schema: Schema, rules: ValidationConfig, key: Column, valid_utf8: Column) -> Column:
+def _guarded(spark: SparkSession, method: str, condition: Column) -> Column:
+    """``ConditionGuard.<method>(condition)`` (``ConditionGuard.java``): ``tryEval``, the
+    condition or null where it threw; ``errorOf``, what it threw, or null."""
+    jcol = call_engine(
+        spark,
+        "rule",
+        lambda jvm: getattr(jvm.io.streamwarden.engine.ConditionGuard, method)(condition._jc),
+    )
+    return ClassicColumn(jcol)
+
+
+def _failure(
+    schema: Schema,
+    rules: ValidationConfig,
+    key: Column,
+    valid_utf8: Column,
+    spark: SparkSession,
+    source_key: bool,
+) -> Column:
     """A struct(reason, detail) for the first failed check, or null when all pass."""
     size = F.octet_length("_raw")
     ts_ms = F.col(TS_MS)
     name = schema.key
     checks: list[tuple[Column, Reason | None, Column | None]] = [
+        (F.col("_raw").isNull(), Reason.MALFORMED_JSON, F.lit("record is null")),
         (
             ~valid_utf8,
             Reason.INVALID_UTF8,
@@ -241,6 +266,7 @@ def _failure(schema: Schema, rules: ValidationConfig, key: Column, valid_utf8: C
             ),
         ),
         (F.col(IS_TICK), None, None),  # ticks pass; IS_TICK marks them
+        *(_source_key_checks(schema) if source_key else []),
         (
             F.col("_read_reason").isNotNull(),
             None,  # the reader's own reason
@@ -264,9 +290,10 @@ def _failure(schema: Schema, rules: ValidationConfig, key: Column, valid_utf8: C
         (
             F.length(key) > rules.max_key_length,
             Reason.INVALID_KEY,
-            F.format_string(
-                f"the key '{name}' has %d characters, over max_key_length {rules.max_key_length}",
-                F.length(key),
+            _text(
+                f"the key '{name}' has ",
+                F.length(key).cast("string"),
+                f" characters, over max_key_length {rules.max_key_length}",
             ),
         ),
         (
@@ -281,9 +308,10 @@ def _failure(schema: Schema, rules: ValidationConfig, key: Column, valid_utf8: C
             (
                 ts_ms > F.unix_millis(F.current_timestamp()) + skew_ms,
                 Reason.TIMESTAMP_IN_FUTURE,
-                F.format_string(
-                    f"'{schema.time}' %s is more than {skew_ms} ms ahead of ingestion time",
+                _text(
+                    f"'{schema.time}' ",
                     F.timestamp_millis(ts_ms).cast("string"),
+                    f" is more than {skew_ms} ms ahead of ingestion time",
                 ),
             )
         )
@@ -299,24 +327,37 @@ def _failure(schema: Schema, rules: ValidationConfig, key: Column, valid_utf8: C
             (
                 ts_ms < earliest_ms,
                 Reason.INVALID_TIMESTAMP,
-                F.format_string(
-                    f"'{schema.time}' is %sZ, before validation.earliest_event_time {shown}: "
-                    + hint,
+                _text(
+                    f"'{schema.time}' is ",
                     F.date_format(F.timestamp_millis(ts_ms), "yyyy-MM-dd'T'HH:mm:ss.SSS"),
+                    f"Z, before validation.earliest_event_time {shown}: {hint}",
                 ),
             )
         )
     for path, field_checks in schema.checks.items():
         checks += _field_checks(path, field_checks)
     for rule in schema.rules:
-        outcome = F.expr(rule.check)
+        condition = F.expr(rule.check)
+        # under TryEval: an error the rule raises on one record (an ANSI division by zero, a
+        # failed cast) fails that record, not the batch
+        outcome = _guarded(spark, "tryEval", condition)
+        threw = _guarded(spark, "errorOf", condition)
         checks.append(
             (
                 ~outcome | outcome.isNull(),
                 Reason.RULE_FAILED,
                 F.when(
                     outcome.isNull(),
-                    F.lit(f"rule '{rule.name}' is null (a value it reads is null): {rule.check}"),
+                    F.coalesce(
+                        _text(
+                            f"rule '{rule.name}' raised an error on this record (",
+                            threw,
+                            f"): {rule.check}",
+                        ),
+                        F.lit(
+                            f"rule '{rule.name}' is null (a value it reads is null): {rule.check}"
+                        ),
+                    ),
                 ).otherwise(F.lit(f"rule '{rule.name}' failed: {rule.check}")),
             )
         )
@@ -336,6 +377,37 @@ def _failure(schema: Schema, rules: ValidationConfig, key: Column, valid_utf8: C
     return result
 
 
+def _source_key_checks(schema: Schema) -> list[tuple[Column, Reason | None, Column | None]]:
+    """The key the source gives (a Kafka record's key): UTF-8 text of the key's type."""
+    given = F.col("_source_key")
+    shown = ddl_of(schema.key_type)
+    return [
+        (
+            given.isNotNull() & ~F.is_valid_utf8(given),
+            Reason.INVALID_UTF8,
+            F.lit(
+                f"the record's key from the source (schema.key '{schema.key}') is not valid "
+                "UTF-8 text; the record's key is not shown"
+            ),
+        ),
+        (
+            given.isNotNull() & given.try_cast(schema.key_type).isNull(),
+            Reason.WRONG_TYPE,
+            _text(
+                f"the record's key from the source (schema.key '{schema.key}') ",
+                given,
+                f" is not a {shown}",
+            ),
+        ),
+    ]
+
+
+def _text(*parts: str | Column) -> Column:
+    """A detail made of literal text (which may hold ``%``: a user's pattern or value) and
+    columns, none of them null where the detail is shown."""
+    return F.concat(*(F.lit(p) if isinstance(p, str) else p for p in parts))
+
+
 def _field_checks(path: str, checks: FieldChecks) -> list[tuple[Column, Reason, Column]]:
     """The checks of one field (a null value passes them all)."""
     value = F.col(path)
@@ -346,7 +418,7 @@ def _field_checks(path: str, checks: FieldChecks) -> list[tuple[Column, Reason, 
             (
                 value < F.lit(checks.min),
                 Reason.OUT_OF_RANGE,
-                F.format_string(f"'{path}' %s is below the minimum {checks.min}", text),
+                _text(f"'{path}' ", text, f" is below the minimum {checks.min}"),
             )
         )
     if checks.max is not None:
@@ -354,7 +426,7 @@ def _field_checks(path: str, checks: FieldChecks) -> list[tuple[Column, Reason, 
             (
                 value > F.lit(checks.max),
                 Reason.OUT_OF_RANGE,
-                F.format_string(f"'{path}' %s is over the maximum {checks.max}", text),
+                _text(f"'{path}' ", text, f" is over the maximum {checks.max}"),
             )
         )
     if checks.allowed is not None:
@@ -366,7 +438,7 @@ def _field_checks(path: str, checks: FieldChecks) -> list[tuple[Column, Reason, 
             (
                 ~value.isin(*checks.allowed),
                 Reason.NOT_ALLOWED,
-                F.format_string(f"'{path}' %s is not one of {allowed}", shown),
+                _text(f"'{path}' ", shown, f" is not one of {allowed}"),
             )
         )
     if checks.max_length is not None:
@@ -374,26 +446,39 @@ def _field_checks(path: str, checks: FieldChecks) -> list[tuple[Column, Reason, 
             (
                 F.length(value) > checks.max_length,
                 Reason.TOO_LONG,
-                F.format_string(
-                    f"'{path}' has %d characters, over max_length {checks.max_length}",
-                    F.length(value),
+                _text(
+                    f"'{path}' has ",
+                    F.length(value).cast("string"),
+                    f" characters, over max_length {checks.max_length}",
                 ),
             )
         )
     if checks.pattern is not None:
         out.append(
             (
-                ~value.rlike(f"^(?:{checks.pattern})$"),
+                ~value.rlike(f"^(?:{checks.pattern})\\z"),
                 Reason.PATTERN_MISMATCH,
-                F.format_string(f"'{path}' %s does not match the pattern {checks.pattern!r}", text),
+                _text(f"'{path}' ", text, f" does not match the pattern {checks.pattern!r}"),
             )
         )
     return out
 
 
 def _check_rules(typed: DataFrame, schema: Schema) -> None:
-    """Each rule is a Spark SQL condition over the declared fields: otherwise every record
-    would fail it, so the query does not start (:class:`ConfigError` naming the rule)."""
+    """Each rule is a Spark SQL condition over the declared fields, and each pattern a Java
+    regular expression (the config's load checked it with Python's): otherwise every record
+    would fail, so the query does not start (:class:`ConfigError` naming the setting)."""
+    for path, checks in schema.checks.items():
+        if checks.pattern is None:
+            continue
+        try:
+            typed.sparkSession._jvm.java.util.regex.Pattern.compile(checks.pattern)  # type: ignore[union-attr]
+        except Exception as exc:  # py4j's error, or pyspark's conversion of it
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ConfigError(
+                f"schema.checks.{path}: pattern {checks.pattern!r} is not a regular expression "
+                f"Spark (Java) reads: {first}"
+            ) from None
     for rule in schema.rules:
         where = f"schema.rules {rule.name!r} ({rule.check})"
         try:

@@ -209,8 +209,8 @@ def _parse_one(name: str, text: str, struct: T.StructType) -> Aggregate:
     if found is None:
         declared = ", ".join(f.name for f in struct.fields)
         raise AggregateError(
-            f"{where}: {field!r} is not a declared field (schema.fields declares {declared}; "
-            "a dotted name reaches into a STRUCT)"
+            f"{where}: {field!r} is not a declared field (the fields: {declared}; a dotted "
+            "name reaches into a STRUCT)"
         )
     if function == "count":
         return Aggregate(name, function, field, found)

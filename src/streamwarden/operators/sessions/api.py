@@ -170,6 +170,11 @@ def sessionize(
                             aggregates={"total": "sum(amount)"})
         result.combined.writeStream.foreachBatch(...).start()
     """
+    if aggregates is not None and not isinstance(aggregates, Mapping):
+        raise UsageError(
+            "sessionize(..., aggregates=...): give a dict of output column -> "
+            f"'function(field)', such as {{'total': 'sum(amount)'}}, got {aggregates!r}"
+        )
     params = SessionParams(
         gap=gap,
         allowed_lateness=allowed_lateness,
@@ -182,7 +187,7 @@ def sessionize(
     _check_events(events, key, time)
     key_type = events.select(F.col(key)).schema.fields[0].dataType
     key_name = key.rsplit(".", 1)[-1]
-    bound = tuple(params.bind(_struct_of(events), key_name=key_name))
+    bound = tuple(params.bind(_struct_of(events), key_name=key_name, where="sessionize: "))
     layout = SessionLayout(key_name, key_type, bound)
     time_type = events.select(F.col(time)).schema.fields[0].dataType
     ts_ms = F.unix_millis(F.col(time)) if isinstance(time_type, T.TimestampType) else F.col(time)
@@ -224,6 +229,17 @@ def sessionize_records(
     bound = tuple(params.bind(schema.struct, key_name=schema.key_name))
     layout = SessionLayout(schema.key_name, schema.key_type, bound)
     validated = validate_records(records, schema, validation)
+    rows = session_engine_rows(validated, bound, params.max_out_of_orderness)
+    return _run(records.sparkSession, rows, params, layout, keep_state=keep_state)
+
+
+def session_engine_rows(
+    validated: DataFrame, aggregates: Sequence[Aggregate], max_out_of_orderness: timedelta
+) -> DataFrame:
+    """The engine's input (``EngineInput.java``) from the rows of ``validate_records``, with
+    the aggregates' input fields: rejects pass through as dead letters and carry no event time
+    (so they never move the watermark); ticks only move event time. The watermark is declared
+    and its column dropped."""
     rejected = F.col(REASON).isNotNull()
     engine_records = EngineRecords(
         key=F.col(KEY),
@@ -236,10 +252,9 @@ def sessionize_records(
         tick=F.col(IS_TICK),
     )
     rows = engine_rows(
-        validated, engine_records, _payload_names(bound), _payload(bound, F.col(SIZE))
+        validated, engine_records, _payload_names(aggregates), _payload(aggregates, F.col(SIZE))
     )
-    watermarked = with_watermark(rows, params.max_out_of_orderness)
-    return _run(records.sparkSession, watermarked, params, layout, keep_state=keep_state)
+    return with_watermark(rows, max_out_of_orderness)
 
 
 def _run(
@@ -311,7 +326,7 @@ def _check_events(events: object, key: str, time: str) -> None:
     if not isinstance(time_type, T.TimestampType | T.LongType | T.IntegerType):
         raise UsageError(
             f"sessionize(events): the time {time!r} is {time_type.simpleString()}; an event "
-            "time is a timestamp or epoch milliseconds (bigint): convert it first, e.g. "
+            "time is a timestamp or epoch milliseconds (bigint or int): convert it first, e.g. "
             f"events.withColumn({time!r}, F.to_timestamp({time!r})) for ISO-8601 text"
         )
 

@@ -100,7 +100,11 @@ class SessionsOperator:
 
     name = "sessions"
     settings_model = SessionsConfig
-    state_change = ""  # its state depends on nothing but the operator
+    state_change = (
+        "holds sessions keyed by another field or carrying other aggregates (schema.key or "
+        "[sessions.aggregates] differ from the config's): their state would be read under the "
+        "new ones; set them back"
+    )
 
     def idle_timeout(self, config: PipelineView) -> timedelta | None:
         return _section(config).idle_timeout
@@ -113,7 +117,8 @@ class SessionsOperator:
         return s.gap + s.allowed_lateness + s.max_out_of_orderness
 
     def state_identity(self, config: PipelineView) -> dict[str, Any]:
-        return {}
+        aggregates = dict(_section(config).aggregates)
+        return {"sessions": {"key": config.schema.key, "aggregates": aggregates}}
 
     def check(self, config: PipelineView) -> None:
         layout(config)

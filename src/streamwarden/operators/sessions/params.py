@@ -137,13 +137,16 @@ class SessionParams:
             history_lateness=sessions.history_lateness,
         )
 
-    def bind(self, fields: T.StructType, *, key_name: str) -> list[Aggregate]:
+    def bind(
+        self, fields: T.StructType, *, key_name: str, where: str = "sessions."
+    ) -> list[Aggregate]:
         """The aggregates over ``fields`` (whose key's output column is ``key_name``); raises
-        :class:`ConfigError` naming an aggregate that cannot be computed."""
+        :class:`ConfigError` naming an aggregate that cannot be computed (after ``where``, the
+        setting's place: ``sessions.`` in a config)."""
         try:
             return parse_aggregates(self.aggregates, fields, taken=(key_name,))
         except AggregateError as exc:
-            raise ConfigError(f"sessions.{exc}") from None
+            raise ConfigError(f"{where}{exc}") from None
 
     def to_plan_json(self, aggregates: list[Aggregate] = (), *, keep_state: bool = False) -> str:  # type: ignore[assignment]
         """The plan the Java ``SessionPlan.fromJson`` reads; ``keep_state``: session rows carry

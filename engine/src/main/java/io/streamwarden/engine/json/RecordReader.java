@@ -158,6 +158,13 @@ public final class RecordReader {
      * a sixth of the read.
      */
     private Object[] parse(byte[] bytes) {
+      if (bytes.length >= 3 && (bytes[0] & 0xff) == 0xef && (bytes[1] & 0xff) == 0xbb
+          && (bytes[2] & 0xff) == 0xbf) {
+        // Jackson skips a byte order mark; RecordShape (the escape path) refuses it: one rule
+        reading.malformed("record starts with a byte order mark (U+FEFF), which a JSON record "
+            + "does not carry; write it without one");
+        return null;
+      }
       if (hasUnicodeEscape(bytes)) {
         String shape = RecordShape.problemOf(bytes);
         if (shape != null) {

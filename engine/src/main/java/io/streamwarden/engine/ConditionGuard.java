@@ -1,15 +1,15 @@
-package io.streamwarden.engine.patterns;
+package io.streamwarden.engine;
 
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.catalyst.expressions.TryEval;
 import org.apache.spark.sql.classic.ExpressionUtils;
 
 /**
- * Stage conditions that cannot fail a batch: Spark's {@link TryEval} around a condition turns
- * an error it raises on one record (an ANSI error such as a failed {@code CAST} or a division
- * by zero, {@code raise_error}) into null, and Python makes that record a {@code poison} dead
- * letter naming the stage and what it threw ({@link #errorOf}), instead of a batch that fails
- * again on every restart.
+ * Conditions that cannot fail a batch, a pattern stage's or a schema rule's: Spark's {@link
+ * TryEval} around a condition turns an error it raises on one record (an ANSI error such as a
+ * failed {@code CAST} or a division by zero, {@code raise_error}) into null, and Python makes
+ * that record a dead letter naming the stage or rule and what it threw ({@link #errorOf}),
+ * instead of a batch that fails again on every restart.
  */
 public final class ConditionGuard {
   private ConditionGuard() {}

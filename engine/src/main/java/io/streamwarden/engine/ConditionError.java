@@ -1,6 +1,5 @@
-package io.streamwarden.engine.patterns;
+package io.streamwarden.engine;
 
-import io.streamwarden.engine.Poison;
 import java.io.Serializable;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
