@@ -24,6 +24,23 @@ PAGEVIEW_SCHEMA: dict[str, Any] = {
     "required": ["page_number"],
     "checks": {"page_number": {"min": 1, "max": 300}},
 }
+#: :data:`PAGEVIEW_SCHEMA` and :data:`PAGEVIEW_AGGREGATES` as the TOML of a config file.
+PAGEVIEW_TOML = """
+[schema]
+key = "user_id"
+time = "ts"
+fields = "user_id STRING, ts BIGINT, page_number INT, url STRING"
+required = ["page_number"]
+[schema.checks.page_number]
+min = 1
+max = 300
+"""
+#: The sessions' first and last url, as a config file declares them.
+PAGEVIEW_AGGREGATES_TOML = """
+[sessions.aggregates]
+first_url = "first(url)"
+last_url = "last(url)"
+"""
 #: Each session's first and last url, as the pageview tests read them.
 PAGEVIEW_AGGREGATES = {"first_url": "first(url)", "last_url": "last(url)"}
 

@@ -124,9 +124,7 @@ def pipeline(root: Path, template: str, name: str, landing: Path) -> Path:
     shutil.copytree(landing, root / "landing")
     (root / "events").mkdir()
     config = root / "pipeline.toml"
-    config.write_text(
-        template.format(name=name) + SCHEMA + SPARK.format(events=root / "events")
-    )
+    config.write_text(template.format(name=name) + SCHEMA + SPARK.format(events=root / "events"))
     return config
 
 

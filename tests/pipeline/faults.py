@@ -34,7 +34,7 @@ from streamwarden.config import load_config
 from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
-from tests.support import run_command
+from tests.support import PAGEVIEW_AGGREGATES_TOML, PAGEVIEW_TOML, run_command
 
 POINTS = ("sink-staging", "sink-renamed", "offsets", "state", "commit", "anytime")
 
@@ -60,7 +60,8 @@ SPEC = TrafficSpec(
     scanners=8,
 )
 
-SESSIONS_TOML = """
+SESSIONS_TOML = (
+    """
 name = "faults-sessions"
 [source]
 path = "landing"
@@ -80,8 +81,12 @@ shuffle_partitions = 2
 [monitoring]
 prometheus_port = "off"
 """
+    + PAGEVIEW_TOML
+    + PAGEVIEW_AGGREGATES_TOML
+)
 
-PATTERNS_TOML = """
+PATTERNS_TOML = (
+    """
 name = "faults-patterns"
 operator = "patterns"
 [source]
@@ -114,6 +119,8 @@ shuffle_partitions = 2
 [monitoring]
 prometheus_port = "off"
 """
+    + PAGEVIEW_TOML
+)
 
 CONFIGS = {"sessions": SESSIONS_TOML, "patterns": PATTERNS_TOML}
 OUTPUTS = {"sessions": ("sessions",), "patterns": ("matches", "timeouts")}

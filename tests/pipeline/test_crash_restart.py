@@ -10,7 +10,13 @@ from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sinks.parquet import batch_dir_name
-from tests.support import kill_when_written, pipeline_config, run_command
+from tests.support import (
+    PAGEVIEW_AGGREGATES_TOML,
+    PAGEVIEW_TOML,
+    kill_when_written,
+    pipeline_config,
+    run_command,
+)
 
 SPEC = TrafficSpec(
     users=200,
@@ -22,7 +28,8 @@ SPEC = TrafficSpec(
 )
 KILL_WHEN_BATCH_WRITTEN = 2  # batches 0-1 committed, 2 being written, 3-4 to come
 
-CONFIG_TOML = """
+CONFIG_TOML = (
+    """
 name = "crash-test"
 [source]
 path = "landing"
@@ -38,6 +45,9 @@ path = "checkpoint"
 [spark]
 shuffle_partitions = 2
 """
+    + PAGEVIEW_TOML
+    + PAGEVIEW_AGGREGATES_TOML
+)
 
 
 def revision_rows(spark, root: Path):

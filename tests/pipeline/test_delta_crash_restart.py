@@ -17,7 +17,7 @@ import pytest
 from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.sinks import delta_log
-from tests.support import pipeline_config, run_command
+from tests.support import PAGEVIEW_AGGREGATES_TOML, PAGEVIEW_TOML, pipeline_config, run_command
 
 pytestmark = pytest.mark.soak
 
@@ -31,7 +31,8 @@ SPEC = TrafficSpec(
     malformed_fraction=0.01,
 )
 
-CONFIG_TOML = """
+CONFIG_TOML = (
+    """
 name = "delta-crash"
 [source]
 path = "landing"
@@ -51,6 +52,9 @@ shuffle_partitions = 2
 [monitoring]
 prometheus_port = "off"
 """
+    + PAGEVIEW_TOML
+    + PAGEVIEW_AGGREGATES_TOML
+)
 
 
 def _data_files(table: Path) -> set[str]:

@@ -6,7 +6,6 @@ the accounting balances."""
 from __future__ import annotations
 
 import base64
-import json
 from collections import Counter
 from typing import Any
 
@@ -20,10 +19,9 @@ pytestmark = pytest.mark.spark
 
 MARKER = "POISON-MARKER-7f3a"
 GOOD = [pageview("u1", m) for m in (0, 1, 2)] + [pageview("u2", 0)]
-ISO = [  # valid ISO-8601 / RFC 3339 times with a zone: u3's three events, one session
-    json.dumps({"user_id": "u3", "ts": t, "page_number": 1})
-    for t in ("2026-11-24T03:33:00.123456789Z", "2026-11-24T03:34:00+0000", "2026-11-24T03:35Z")
-]
+#: u3's three events, one session (the ISO-8601 forms a TIMESTAMP time field takes are
+#: specified by tests/validation/test_defect_classes.py)
+ISO = [pageview("u3", m) for m in (3, 4, 5)]
 NOT_UTF8 = [
     b'{"user_id": "u\xff", "ts": %d, "page_number": 1}' % minutes(1),
     b'{"user_id": "u\xfe", "ts": %d, "page_number": 1}' % minutes(1),
@@ -86,8 +84,8 @@ def test_each_hostile_record_is_a_dead_letter_with_its_own_reason(run):
 def test_an_event_time_beyond_what_spark_holds_says_the_bound(run):
     details = [d["detail"] for d in run["dead"] if d["reason"] == "invalid_timestamp"]
     assert sorted(details) == sorted(
-        f"'ts' {ts} is outside the event times accepted, 0001-01-01T00:00:00Z .. "
-        "9999-12-31T23:59:59.999Z (epoch milliseconds -62135596800000 .. 253402300799999)"
+        f"'ts' {ts} (ms) is outside the event times accepted, 0001-01-01T00:00:00Z .. "
+        "9999-12-31T23:59:59.999Z"
         for ts in ("-9223372036854775808", "9223372036854775807")
     )
 

@@ -12,7 +12,7 @@ from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sinks.parquet import batch_dir_name
-from tests.support import kill_when_written, run_command
+from tests.support import PAGEVIEW_TOML, kill_when_written, run_command
 
 SPEC = TrafficSpec(
     users=120,
@@ -28,7 +28,8 @@ SPEC = TrafficSpec(
 )
 FIRST_BATCH_TO_KILL_AT = 3
 
-CONFIG_TOML = """
+CONFIG_TOML = (
+    """
 name = "pattern-crash-test"
 operator = "patterns"
 [source]
@@ -59,6 +60,8 @@ path = "checkpoint"
 [spark]
 shuffle_partitions = 2
 """
+    + PAGEVIEW_TOML
+)
 
 
 def rows(spark, folder: Path, *columns: str) -> list[tuple[object, ...]]:

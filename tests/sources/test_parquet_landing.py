@@ -28,7 +28,7 @@ def test_parquet_records_are_sessionized_and_bad_ones_dead_lettered(spark, workd
 
     accounting = account(spark, config.sinks["sessions"].path, config.sinks["dead_letters"].path, 4)
     assert accounting.balanced, accounting.describe()
-    assert (accounting.sessions, accounting.dead_letters) == (2, {"page_number_out_of_range": 1})
+    assert (accounting.sessions, accounting.dead_letters) == (2, {"out_of_range": 1})
 
 
 def test_a_first_file_that_is_not_parquet_is_a_source_error_naming_it(spark, workdir):
