@@ -131,7 +131,10 @@ def test_the_state_identity_of_patterns_is_the_pattern_layout_without_the_condit
     assert layout["key"] == "user_id" and layout["fields"] == ["url"]  # the key: schema.key
     assert [s["name"] for s in layout["stages"]] == ["scan", "other"]
     assert all("where" not in s for s in layout["stages"])
-    assert operator_of(configs["sessions"]).state_identity(configs["sessions"]) == {}
+    sessions = configs["sessions"]
+    assert operator_of(sessions).state_identity(sessions) == {  # what its state is read under
+        "sessions": {"key": "user_id", "aggregates": dict(sessions.section.aggregates)}
+    }
 
 
 def test_a_pattern_carries_every_declared_field_unless_it_names_its_own(tmp_path):
@@ -178,7 +181,7 @@ def test_a_sessions_config_whose_aggregate_reads_no_declared_field_is_refused_at
         sessions_config(tmp_path, sessions={"aggregates": {"total": "sum(amount)"}})
     assert (
         "sessions.aggregate total = 'sum(amount)': 'amount' is not a declared field "
-        "(schema.fields declares user_id, ts, page_number, url;"
+        "(the fields: user_id, ts, page_number, url;"
     ) in str(caught.value)
 
 

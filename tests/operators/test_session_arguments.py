@@ -140,7 +140,7 @@ def test_sessionize_on_a_batch_dataframe_is_refused_before_any_query_runs(spark:
         sessionize(batch, key="account", time="at")
     message = str(caught.value)
     assert message.startswith("sessionize(events): events is a batch DataFrame")
-    assert "streamwarden.run_query" in message and "SessionTester" in message
+    assert "trigger(availableNow=True)" in message and "SessionTester" in message
 
 
 @pytest.mark.spark
@@ -165,7 +165,7 @@ def test_sessionize_on_a_batch_dataframe_is_refused_before_any_query_runs(spark:
             "account",
             "at_text",
             "sessionize(events): the time 'at_text' is string; an event time is a timestamp or "
-            "epoch milliseconds (bigint): convert it first, e.g. "
+            "epoch milliseconds (bigint or int): convert it first, e.g. "
             "events.withColumn('at_text', F.to_timestamp('at_text'))",
         ),
         ("account", "day", "sessionize(events): the time 'day' is date; an event time is a"),
@@ -241,9 +241,9 @@ def test_aggregates_that_are_not_a_dict_are_refused_with_the_dict_to_write(
 ) -> None:
     with pytest.raises(UsageError) as caught:
         sessionize(payments, key="account", time="at", aggregates=aggregates)
-    assert str(caught.value).startswith(
-        "aggregates must be a dict of output column -> 'function(field)' such as "
-        "{'total': 'sum(amount)'}, got "
+    assert str(caught.value) == (
+        "sessionize(..., aggregates=...): give a dict of output column -> 'function(field)', "
+        f"such as {{'total': 'sum(amount)'}}, got {aggregates!r}"
     )
 
 

@@ -222,6 +222,7 @@ class PipelineConfig(Strict):
     @model_validator(mode="before")
     @classmethod
     def _removed(cls, data: object) -> object:
+        refuse_removed(data, _REMOVED, "")
         if isinstance(data, dict) and "schema" not in data:
             raise ValueError(
                 "a pipeline needs a [schema] section declaring its records: key (the field "

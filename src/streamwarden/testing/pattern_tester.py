@@ -203,7 +203,8 @@ class PatternTester:
         first = self.run_batch(events, -1)
         if not close:
             return first
-        last = max((to_ms(e["ts"]) for e in events), default=0)
+        times = self._frame(events)[2] if events else []
+        last = max(times, default=0)
         window = self.compiled.plan["within_ms"]
         return first + self.run_batch([], last + window + 1)
 

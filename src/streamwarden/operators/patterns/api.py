@@ -63,6 +63,19 @@ class DetectResult:
         """Partial matches dropped because a key hit ``max_partials_per_key``."""
         return self.combined.where(F.col("kind") == "overflow").select("key", "dropped")
 
+    def matches_of(self, batch: DataFrame) -> DataFrame:
+        """The matches of one micro-batch of ``combined`` (the DataFrame a ``foreachBatch``
+        function receives), with the columns of :attr:`matches`."""
+        return match_rows(batch, self.compiled.fields, self.types)
+
+    def timeouts_of(self, batch: DataFrame) -> DataFrame:
+        """The timeouts of one micro-batch of ``combined``, as :attr:`timeouts`."""
+        return timeout_rows(batch, self.compiled.fields, self.types)
+
+    def dead_letters_of(self, batch: DataFrame) -> DataFrame:
+        """The dead letters of one micro-batch of ``combined``, as :attr:`dead_letters`."""
+        return dead_letter_rows(batch)
+
 
 def detect(
     events: DataFrame,

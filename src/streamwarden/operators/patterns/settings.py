@@ -49,9 +49,9 @@ Contiguity = Literal[
 
 
 class PatternStageConfig(Strict):
-    """One stage of a pattern. ``where`` is a Spark SQL boolean expression over the validated
-    event columns (``user_id``, ``event_time``, ``ts_ms``, ``page_number``, ``url``, ``size``,
-    ``raw``); it is compiled when the pipeline starts. ``previous`` compares with an earlier
+    """One stage of a pattern. ``where`` is a Spark SQL boolean expression over the fields
+    ``[schema]`` declares (a dotted name reaches into a STRUCT); it is compiled when the
+    pipeline starts. ``previous`` compares with an earlier
     stage's event; ``aggregates`` aggregate the events of this or an earlier stage.
     Quantifiers: ``times`` (with ``times_max`` for a range; ``times = 0`` with a
     ``times_max`` makes the stage optional), ``one_or_more``, ``optional``,

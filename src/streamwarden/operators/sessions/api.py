@@ -129,6 +129,15 @@ class SessionizeResult:
         """Rejected records: the original ``raw`` record, ``reason``, ``detail`` and times."""
         return dead_letter_rows(self.combined)
 
+    def sessions_of(self, batch: DataFrame) -> DataFrame:
+        """The session revisions of one micro-batch of ``combined`` (the DataFrame a
+        ``foreachBatch`` function receives), with the columns of :attr:`sessions`."""
+        return self.layout.session_rows(batch)
+
+    def dead_letters_of(self, batch: DataFrame) -> DataFrame:
+        """The dead letters of one micro-batch of ``combined``, as :attr:`dead_letters`."""
+        return dead_letter_rows(batch)
+
 
 def sessionize(
     events: DataFrame,
@@ -156,12 +165,14 @@ def sessionize(
     event whose key or time is null is a dead letter (``missing_field``), as is one past a cap.
 
     Sessions keep the key under its own name; every aggregate is exact and does not depend on
-    how events were batched (``docs/sessions.md`` gives each function's merge rule).
+    how events were batched when their times differ (the README's "Session aggregates" gives
+    each function's type and merge rule; ``streamwarden.AGGREGATE_FUNCTIONS`` the same).
 
     A batch DataFrame is refused with a :class:`UsageError`, as are columns it lacks: sessions
     are closed by the watermark, which only a streaming query has. For a finite input, read its
-    files as a stream and run the query with :func:`streamwarden.run_query` (which drains the
-    open sessions at the end); to try the rules on a few events, use
+    files as a stream and start the query with ``.trigger(availableNow=True)`` (the last
+    sessions close when later events move the watermark past them: a pipeline run with
+    ``--drain`` closes them all); to try the rules on a few events, use
     :class:`streamwarden.testing.SessionTester`.
 
     Example::
@@ -303,9 +314,9 @@ def _check_events(events: object, key: str, time: str) -> None:
         raise UsageError(
             "sessionize(events): events is a batch DataFrame, but sessionize needs a streaming "
             "one (spark.readStream...): sessions are closed by the watermark of a streaming "
-            "query. For a finite input, read its files as a stream and run the query with "
-            "streamwarden.run_query, which drains the open sessions at the end; to try the "
-            "session rules on a few events, use streamwarden.testing.SessionTester"
+            "query. For a finite input, read its files as a stream and start the query with "
+            ".trigger(availableNow=True); to try the session rules on a few events, use "
+            "streamwarden.testing.SessionTester"
         )
     from streamwarden.schema.model import INTEGRAL, field_type
 
