@@ -24,6 +24,7 @@ from typing import Any
 
 from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config import parse_config
+from streamwarden.local.examples.pageviews import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA
 from streamwarden.pipeline import Pipeline
 from streamwarden.sources.file_log import latest_compact
 from streamwarden.spark.session import build_spark_session
@@ -54,8 +55,13 @@ def main() -> None:
         os.utime(path, (first_mtime + b * 3600, first_mtime + b * 3600))
     config = parse_config(
         {
+            "schema": PAGEVIEW_SCHEMA,
             "source": {"path": str(landing), "max_files_per_trigger": 1},
-            "sessions": {"gap": "5m", "allowed_lateness": "1m"},
+            "sessions": {
+                "gap": "5m",
+                "allowed_lateness": "1m",
+                "aggregates": PAGEVIEW_AGGREGATES,
+            },
             "sinks": {
                 "sessions": {"path": str(root / "sessions")},
                 "dead_letters": {"path": str(root / "dead")},

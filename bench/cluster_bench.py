@@ -41,10 +41,22 @@ name = "cluster-bench"
 [source]
 path = "{data}"
 max_files_per_trigger = {fpt}
+[schema]
+key = "user_id"
+time = "ts"
+time_unit = "ms"
+fields = "user_id STRING, ts BIGINT, page_number INT, url STRING"
+required = ["user_id", "ts", "page_number"]
+[schema.checks.page_number]
+min = 1
+max = 300
 [sessions]
 max_out_of_orderness = "1m"
 idle_timeout = "off"
 slow_key_threshold = "off"
+[sessions.aggregates]
+first_url = "first(url)"
+last_url = "last(url)"
 [sinks.sessions]
 path = "{work}/sessions"
 [sinks.dead_letters]

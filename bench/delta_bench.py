@@ -30,6 +30,7 @@ from typing import Any
 import sessions_bench as bench
 
 from streamwarden.config import parse_config
+from streamwarden.local.examples.pageviews import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA
 from streamwarden.operators.base import account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.plan import PipelinePlan
@@ -62,8 +63,13 @@ def config_for(run: str, path: Path, work: Path, args: argparse.Namespace) -> An
     return parse_config(
         {
             "name": f"bench-{run}",
+            "schema": PAGEVIEW_SCHEMA,
             "source": {"path": str(path), "max_files_per_trigger": args.files_per_trigger},
-            "sessions": {"max_out_of_orderness": "1m", "idle_timeout": "off"},
+            "sessions": {
+                "max_out_of_orderness": "1m",
+                "idle_timeout": "off",
+                "aggregates": PAGEVIEW_AGGREGATES,
+            },
             "sinks": sinks,
             "checkpoint": {"path": str(work / "checkpoint")},
             "spark": {"shuffle_partitions": args.shuffle_partitions},

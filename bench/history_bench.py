@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from streamwarden.config import parse_config
+from streamwarden.local.examples.pageviews import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA
 from streamwarden.local.postgres import LocalPostgres
 from streamwarden.monitoring.checkpoint_usage import CheckpointMeter
 from streamwarden.operators.sessions.history import open_history
@@ -52,6 +53,7 @@ def folder_bytes(path: Path) -> int:
 
 def config_for(work: Path, landing: Path, pg: LocalPostgres | None, delta: bool = False) -> Any:
     data: dict[str, Any] = {
+        "schema": PAGEVIEW_SCHEMA,
         "source": {"path": str(landing), "max_files_per_trigger": 1},
         "sinks": {
             "sessions": {"path": str(work / "sessions")},
@@ -73,6 +75,7 @@ def config_for(work: Path, landing: Path, pg: LocalPostgres | None, delta: bool 
             "kind": "postgres", "host": pg.host, "port": pg.port, "database": pg.database,
             "user": pg.user, "password_env": PASSWORD_ENV, "table": "bench_sessions",
         }  # fmt: skip
+    data["sessions"]["aggregates"] = PAGEVIEW_AGGREGATES
     return parse_config(data)
 
 
@@ -107,8 +110,8 @@ def run(spark: Any, name: str, work: Path, landing: Path, pg: LocalPostgres | No
     revisions = open_sink("sessions", config.context).read(spark)
     accounting = account_run(spark, config, records)
     final = {
-        (r["user_id"], r["session_start"], r["page_count"]) for r in final_sessions(revisions)
-        .select("user_id", "session_start", "page_count").collect()
+        (r["user_id"], r["session_start"], r["event_count"]) for r in final_sessions(revisions)
+        .select("user_id", "session_start", "event_count").collect()
     }  # fmt: skip
     return {"series": series, "seconds": seconds, "accounting": accounting.describe(),
             "balanced": accounting.balanced, "final": final}  # fmt: skip

@@ -46,6 +46,7 @@ from typing import Any
 import sessions_bench as bench
 
 from streamwarden.local.broker import LocalBroker
+from streamwarden.local.examples.pageviews import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA
 from streamwarden.local.producer import produce_lines
 
 HERE = bench.HERE
@@ -150,8 +151,13 @@ def pipeline_config(
     """A sessions pipeline as the sessions benchmark's (c+) runs it, with ``source``/``sinks``."""
     data: dict[str, Any] = {
         "name": "kafka-bench",
+        "schema": PAGEVIEW_SCHEMA,
         "source": source,
-        "sessions": {"max_out_of_orderness": "1m", "idle_timeout": None},
+        "sessions": {
+            "max_out_of_orderness": "1m",
+            "idle_timeout": None,
+            "aggregates": PAGEVIEW_AGGREGATES,
+        },
         "sinks": sinks,
         "checkpoint": {"path": str(work / "checkpoint")},
         "spark": {

@@ -47,6 +47,7 @@ from sessions_bench import (
 
 from streamwarden.operators.patterns import AfterMatch, Pattern, detect
 from streamwarden.spark.session import build_spark_session
+from streamwarden.validation.validate import TS_MS
 
 WITHIN = timedelta(minutes=30)
 
@@ -92,7 +93,7 @@ def measure_detect(
     spark: SparkSession, path: Path, work: Path, fpt: int, name: str, pattern: Pattern
 ) -> Measured:
     events = valid_events(spark, path, fpt).select(
-        "user_id", F.col("ts_ms").alias("ts"), "page_number"
+        "user_id", F.col(TS_MS).alias("ts"), "page_number"
     )
     result = detect(events, pattern, key="user_id", time="ts")
     counter = MatchCount()

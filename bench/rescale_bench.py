@@ -27,6 +27,7 @@ from pathlib import Path
 from streamwarden.checkpoints.rescale import rescale_checkpoint
 from streamwarden.checkpoints.state_reader import count_rows
 from streamwarden.config import parse_config
+from streamwarden.local.examples.pageviews import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA
 from streamwarden.pipeline import Pipeline
 from streamwarden.spark.session import build_spark_session
 
@@ -62,6 +63,8 @@ def main() -> None:
     )
     config = parse_config(
         {
+            "schema": PAGEVIEW_SCHEMA,
+            "sessions": {"aggregates": PAGEVIEW_AGGREGATES},
             "source": {"path": str(args.work / "landing")},
             "sinks": {
                 "sessions": {"path": str(args.work / "sessions")},

@@ -34,17 +34,23 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from streamwarden.config import FieldNames, ValidationConfig, parse_config
+from streamwarden.config import parse_config
+from streamwarden.local.examples.pageviews import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA
 from streamwarden.local.generator import TrafficSpec, generate_traffic
-from streamwarden.operators.sessions import SessionParams, sessionize
+from streamwarden.operators.sessions import SessionParams
+from streamwarden.operators.sessions.api import sessionize_records
 from streamwarden.pipeline import Pipeline
+from streamwarden.schema import Schema
 from streamwarden.spark.session import build_spark_session
 from streamwarden.validation import validate_records
+from streamwarden.validation.validate import IS_TICK, REASON, SIZE, TS_MS
 
 HERE = Path(__file__).resolve().parent
 GAP = timedelta(minutes=30)
 DELAY = timedelta(minutes=1)
 SENTINEL_USER = "zz-end-of-input"
+#: The generated pageviews (epoch-millisecond ``ts``), as examples/pageviews.toml declares them.
+SCHEMA = Schema(**PAGEVIEW_SCHEMA)
 
 
 @dataclass
@@ -141,10 +147,8 @@ class Totals:
 
 
 def valid_events(spark: SparkSession, path: Path, files_per_trigger: int) -> DataFrame:
-    validated = validate_records(
-        source(spark, path, files_per_trigger), FieldNames(), ValidationConfig()
-    )
-    return validated.where("reason is null and not is_tick")
+    validated = validate_records(source(spark, path, files_per_trigger), SCHEMA)
+    return validated.where(f"{REASON} is null and not {IS_TICK}")
 
 
 def measure_ceiling(spark, path, work, fpt) -> Measured:
@@ -153,15 +157,13 @@ def measure_ceiling(spark, path, work, fpt) -> Measured:
 
 
 def measure_native(spark, path, work, fpt) -> Measured:
-    events = valid_events(spark, path, fpt).select(
-        "user_id", F.timestamp_millis("ts_ms").alias("ts")
-    )
+    events = valid_events(spark, path, fpt).select("user_id", F.timestamp_millis(TS_MS).alias("ts"))
     sessions = (
         events.withWatermark("ts", f"{int(DELAY.total_seconds())} seconds")
         .groupBy(F.session_window("ts", f"{int(GAP.total_seconds())} seconds"), "user_id")
-        .agg(F.count("*").alias("page_count"))
+        .agg(F.count("*").alias("event_count"))
     )
-    return counted("(b) Spark session_window", sessions, Totals("page_count"), work / "b")
+    return counted("(b) Spark session_window", sessions, Totals("event_count"), work / "b")
 
 
 def measure_native_same_output(spark, path, work, fpt) -> Measured:
@@ -169,22 +171,22 @@ def measure_native_same_output(spark, path, work, fpt) -> Measured:
     :func:`native_same_output`)."""
     sessions = native_same_output(spark, path, fpt)
     name = "(b=) Spark session_window, same session row as (c)"
-    return counted(name, sessions, Totals("page_count"), work / "b=")
+    return counted(name, sessions, Totals("event_count"), work / "b=")
 
 
 def native_same_output(spark: SparkSession, path: Path, fpt: int) -> DataFrame:
     """``session_window`` producing the session row (c) produces, so that both do the same
-    work per session: id, start, end, page count, bytes, first and last url, revision and
+    work per session: id, start, end, event count, bytes, first and last url, revision and
     truncated flag. What it still cannot do natively, and (c) does: caps, late updates, dead
     letters for late records (it drops them silently)."""
     events = valid_events(spark, path, fpt).select(
-        "user_id", F.timestamp_millis("ts_ms").alias("ts"), "url", "size"
+        "user_id", F.timestamp_millis(TS_MS).alias("ts"), "url", F.col(SIZE).alias("size")
     )
     return (
         events.withWatermark("ts", f"{int(DELAY.total_seconds())} seconds")
         .groupBy(F.session_window("ts", f"{int(GAP.total_seconds())} seconds"), "user_id")
         .agg(
-            F.count("*").alias("page_count"),
+            F.count("*").alias("event_count"),
             F.max("ts").alias("end"),
             F.sum("size").alias("bytes"),
             F.min_by("url", "ts").alias("first_url"),
@@ -195,7 +197,7 @@ def native_same_output(spark: SparkSession, path: Path, fpt: int) -> DataFrame:
             F.hex(F.xxhash64("user_id", "session_window.start")).alias("session_id"),
             F.col("session_window.start").alias("start"),
             "end",
-            "page_count",
+            "event_count",
             "bytes",
             "first_url",
             "last_url",
@@ -206,10 +208,9 @@ def native_same_output(spark: SparkSession, path: Path, fpt: int) -> DataFrame:
 
 
 def measure_sessionize(spark, path, work, fpt) -> Measured:
-    result = sessionize(
-        source(spark, path, fpt), SessionParams(gap=GAP, max_out_of_orderness=DELAY)
-    )
-    totals = Totals("page_count", where="kind = 'session'")
+    params = SessionParams(gap=GAP, max_out_of_orderness=DELAY, aggregates=PAGEVIEW_AGGREGATES)
+    result = sessionize_records(source(spark, path, fpt), SCHEMA, params)
+    totals = Totals("event_count", where="kind = 'session'")
     return counted("(c) streamwarden sessionize", result.combined, totals, work / "c")
 
 
@@ -229,8 +230,13 @@ def counted(name: str, frame: DataFrame, totals: Totals, checkpoint: Path) -> Me
 def measure_pipeline(spark, path, work, fpt) -> Measured:
     config = parse_config(
         {
+            "schema": PAGEVIEW_SCHEMA,
             "source": {"path": str(path), "max_files_per_trigger": fpt},
-            "sessions": {"max_out_of_orderness": "1m", "idle_timeout": None},
+            "sessions": {
+                "max_out_of_orderness": "1m",
+                "idle_timeout": None,
+                "aggregates": PAGEVIEW_AGGREGATES,
+            },
             "sinks": {
                 "sessions": {"path": str(work / "cp" / "sessions")},
                 "dead_letters": {"path": str(work / "cp" / "dead")},

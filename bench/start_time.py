@@ -12,13 +12,13 @@ call asks the JVM for the active session, its setting and the origin object, the
 clears the origin. streamwarden switches it off. Every start, restart, drain and supervised
 restart builds the query once, in the process that runs it.
 
-1. **Building** (one process, one session): the query of ``examples/sessions.toml`` and of
+1. **Building** (one process, one session): the query of ``examples/pageviews.toml`` and of
    ``examples/patterns.toml`` (``Pipeline.stream_frame``: source, validation, operator, sink
    columns) built ``--builds`` times per setting, alternating (ABBA), after one unmeasured
    build of each (the JVM loads its classes on the first). Per build: wall time and round trips
    to the JVM (py4j commands sent).
 2. **Starting, call sites** (a fresh process each time): ``streamwarden run CONFIG --once`` of
-   the sessions example over one landing file of 2,000 events, ``--starts`` times per setting,
+   the pageviews example over one landing file of 2,000 events, ``--starts`` times per setting,
    alternating (ABBA; the setting given in the config's ``[spark.conf]``): seconds from the
    process start to its first batch committed (``commits/0`` in the checkpoint), and to its
    exit.
@@ -52,7 +52,7 @@ RESULTS = BENCH / "results"
 PYTHON = ROOT / ".venv" / "bin" / "python"
 CALL_SITES = "spark.python.sql.dataFrameDebugging.enabled"
 SETTINGS = {"recorded": "true", "not recorded": "false"}  # PySpark's default, streamwarden's
-EXAMPLES = ("sessions", "patterns")
+EXAMPLES = ("pageviews", "patterns")
 T = TypeVar("T")
 
 
@@ -204,7 +204,7 @@ def starts(
 
 def call_site_starts(root: Path, count: int) -> dict[str, dict[str, dict[str, float]]]:
     return starts(
-        {label: (example_folder(root, "sessions", v), {}) for label, v in SETTINGS.items()}, count
+        {label: (example_folder(root, "pageviews", v), {}) for label, v in SETTINGS.items()}, count
     )
 
 
@@ -216,7 +216,7 @@ def archive_starts(root: Path, count: int) -> dict[str, dict[str, dict[str, floa
     made = subprocess.run([str(PYTHON), "-m", "streamwarden.cli.class_archive"], check=False)
     if made.returncode != 0:
         raise RuntimeError("could not make the class archive (see above)")
-    folder = example_folder(root, "sessions")
+    folder = example_folder(root, "pageviews")
     (root / "no-archive").mkdir()
     variants = {
         "no archive": (folder, {CACHE_VARIABLE: str(root / "no-archive")}),

@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python bench/scale/checkpoint_memory.py [--keys 1000000]
         [--batch-events 5000,20000,100000] [--batches-each 10]
 
-The pipeline of ``examples/sessions.toml`` (its bounded RocksDB memory, 256 MiB for all
+The pipeline of ``examples/pageviews.toml`` (its bounded RocksDB memory, 256 MiB for all
 instances; its default driver heap; its 4 state partitions; its sinks; monitoring on, without
 the Prometheus endpoint), run with ``streamwarden.pipeline.Pipeline`` in a process of its own
 over steady traffic (``bench/scale/traffic.py``): a warm-up touching every one of ``--keys``
@@ -56,7 +56,7 @@ from scale.common import (
 )
 from scale.traffic import SteadyTraffic
 
-EXAMPLE = ROOT / "examples" / "sessions.toml"
+EXAMPLE = ROOT / "examples" / "pageviews.toml"
 MIB = 2**20
 
 
@@ -83,7 +83,7 @@ def write_schedule(traffic: SteadyTraffic, sizes: list[int], each: int, folder: 
 
 
 def example_config(landing: Path, out: Path, conf: dict[str, str] | None = None) -> Any:
-    """examples/sessions.toml with this run's paths, one file per batch, no Prometheus port, and
+    """examples/pageviews.toml with this run's paths, one file per batch, no Prometheus port, and
     ``conf`` added to its Spark settings."""
     from streamwarden.config import parse_config
 
@@ -217,7 +217,8 @@ def summarize(
 def report(document: dict[str, Any]) -> str:
     keys, d = document["keys"], document["doctor"]
     lines = [
-        f"{keys:,} open keys, examples/sessions.toml's settings; steady batches, medians per size:",
+        f"{keys:,} open keys, examples/pageviews.toml's settings; steady batches, medians per "
+        "size:",
         "",
         "| events per batch | keys changed | state rows | rows updated | rows removed "
         "| changelog B "

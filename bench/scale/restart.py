@@ -8,7 +8,7 @@ Usage::
 
 For every variant (Spark state-store settings), in processes of their own:
 
-1. **fill**: the pipeline of ``examples/sessions.toml`` (``bench/scale/checkpoint_memory.py``'s
+1. **fill**: the pipeline of ``examples/pageviews.toml`` (``bench/scale/checkpoint_memory.py``'s
    config: its bounded RocksDB memory, 4 state partitions, 5 s trigger) runs continuously over
    the steady traffic of ``bench/scale/traffic.py`` (a warm-up touching all N keys, then
    ``--steady-batches`` files of ``--batch-events``); when every file is committed and the query
@@ -65,7 +65,7 @@ from scale.common import (
 from scale.flink_job import FlinkJob, kill, retained_checkpoint, wait_until
 from scale.traffic import SteadyTraffic
 
-#: Spark state-store settings per variant (on top of examples/sessions.toml's).
+#: Spark state-store settings per variant (on top of examples/pageviews.toml's).
 VARIANTS: dict[str, dict[str, str]] = {
     "default": {},
     "deltas50": {"spark.sql.streaming.stateStore.minDeltasForSnapshot": "50"},

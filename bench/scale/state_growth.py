@@ -150,11 +150,22 @@ def spark_run(args: argparse.Namespace) -> None:
     """Runs one Spark engine over ``args.input`` (one file per batch) and prints a JSON line."""
     from patterns_bench import MatchCount, p1_then_p2
     from pyspark.sql import functions as F
-    from sessions_bench import DELAY, GAP, Totals, native_same_output, source, valid_events
+    from sessions_bench import (
+        DELAY,
+        GAP,
+        SCHEMA,
+        Totals,
+        native_same_output,
+        source,
+        valid_events,
+    )
 
+    from streamwarden.local.examples.pageviews import PAGEVIEW_AGGREGATES
     from streamwarden.operators.patterns import detect
-    from streamwarden.operators.sessions import SessionParams, sessionize
+    from streamwarden.operators.sessions import SessionParams
+    from streamwarden.operators.sessions.api import sessionize_records
     from streamwarden.spark.session import build_spark_session
+    from streamwarden.validation.validate import TS_MS
 
     spark = build_spark_session(
         app_name=f"scale-{args.engine}",
@@ -169,19 +180,18 @@ def spark_run(args: argparse.Namespace) -> None:
     shutil.rmtree(work, ignore_errors=True)
     sink: Any
     if args.engine == "sessionize":
-        result = sessionize(
-            source(spark, path, 1), SessionParams(gap=GAP, max_out_of_orderness=DELAY)
-        )
-        frame, sink = result.combined, Totals("page_count", where="kind = 'session'")
+        params = SessionParams(gap=GAP, max_out_of_orderness=DELAY, aggregates=PAGEVIEW_AGGREGATES)
+        result = sessionize_records(source(spark, path, 1), SCHEMA, params)
+        frame, sink = result.combined, Totals("event_count", where="kind = 'session'")
     elif args.engine == "session_window":
-        frame, sink = native_same_output(spark, path, 1), Totals("page_count")
+        frame, sink = native_same_output(spark, path, 1), Totals("event_count")
     elif args.engine == "read_validate":
         # the same micro-batches with no state: what any query on this source pays per batch
         frame = valid_events(spark, path, 1).withColumn("one", F.lit(1))
         sink = Totals("one")
     elif args.engine == "detect":
         events = valid_events(spark, path, 1).select(
-            "user_id", F.col("ts_ms").alias("ts"), "page_number"
+            "user_id", F.col(TS_MS).alias("ts"), "page_number"
         )
         frame, sink = detect(events, p1_then_p2(), key="user_id", time="ts").combined, MatchCount()
     else:

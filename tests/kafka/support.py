@@ -21,23 +21,6 @@ SASL_USER = "svc"
 SASL_PASSWORD = "sw-" + secrets.token_hex(12)
 
 
-def _schema_toml(schema: dict[str, Any]) -> str:
-    lines = ["[schema]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in schema.items() if k != "checks"]
-    for path, checks in schema.get("checks", {}).items():
-        lines += [f"[schema.checks.{path}]", *(f"{k} = {json.dumps(v)}" for k, v in checks.items())]
-    return "\n".join(lines) + "\n"
-
-
-#: ``[schema]`` of :data:`~tests.support.PAGEVIEW_SCHEMA` as a config file declares it, for the
-#: tests that write their config as text.
-SCHEMA_TOML = _schema_toml(PAGEVIEW_SCHEMA)
-#: ``[sessions.aggregates]`` of :data:`~tests.support.PAGEVIEW_AGGREGATES` as text.
-AGGREGATES_TOML = "[sessions.aggregates]\n" + "".join(
-    f"{name} = {json.dumps(call)}\n" for name, call in PAGEVIEW_AGGREGATES.items()
-)
-
-
 def topic_name(prefix: str) -> str:
     """A topic name no other test of this session uses (one broker serves them all)."""
     return f"{prefix}-{next(_names)}"

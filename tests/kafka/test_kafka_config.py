@@ -12,11 +12,11 @@ from streamwarden.errors import ConfigError
 from streamwarden.settings.secrets import MASK
 from streamwarden.sources.kafka import KafkaSource
 from tests.config.test_loader import write
-from tests.kafka.support import AGGREGATES_TOML, SCHEMA_TOML
+from tests.support import PAGEVIEW_AGGREGATES_TOML, PAGEVIEW_TOML
 
 KAFKA = (
-    SCHEMA_TOML
-    + AGGREGATES_TOML
+    PAGEVIEW_TOML
+    + PAGEVIEW_AGGREGATES_TOML
     + """
 [source]
 kind = "kafka"

@@ -25,15 +25,13 @@ from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
 from streamwarden.sinks.kafka import BATCH_HEADER
 from tests.kafka.support import (
-    AGGREGATES_TOML,
-    SCHEMA_TOML,
     client,
     committed_records,
     kafka_pipeline_config,
     produce,
     topic_name,
 )
-from tests.support import run_command
+from tests.support import PAGEVIEW_AGGREGATES_TOML, PAGEVIEW_TOML, run_command
 
 pytestmark = [pytest.mark.spark, pytest.mark.soak]
 
@@ -59,8 +57,8 @@ bootstrap_servers = "{servers}"
 [sessions]
 allowed_lateness = "10m"
 """
-    + AGGREGATES_TOML
-    + SCHEMA_TOML
+    + PAGEVIEW_AGGREGATES_TOML
+    + PAGEVIEW_TOML
     + """
 [sinks.sessions]
 kind = "kafka"

@@ -10,14 +10,12 @@ import pytest
 from streamwarden.cli.main import main
 from streamwarden.pipeline import Pipeline
 from tests.kafka.support import (
-    AGGREGATES_TOML,
-    SCHEMA_TOML,
     client,
     kafka_pipeline_config,
     produce,
     topic_name,
 )
-from tests.support import pageview
+from tests.support import PAGEVIEW_AGGREGATES_TOML, PAGEVIEW_TOML, pageview
 
 pytestmark = pytest.mark.spark
 
@@ -72,7 +70,7 @@ path = "{config.checkpoint.path}"
 shuffle_partitions = 2
 [monitoring]
 prometheus_port = "off"
-{SCHEMA_TOML}{AGGREGATES_TOML}""".replace("['", '["').replace("']", '"]')
+{PAGEVIEW_TOML}{PAGEVIEW_AGGREGATES_TOML}""".replace("['", '["').replace("']", '"]')
     )
     assert main(["run", str(toml), "--once", "--skip-doctor"]) == 1
     err = capsys.readouterr().err

@@ -14,19 +14,17 @@ import pytest
 
 from streamwarden.cli.main import main
 from tests.kafka.support import (
-    AGGREGATES_TOML,
     SASL_PASSWORD,
     SASL_USER,
-    SCHEMA_TOML,
     committed_records,
     produce,
     topic_name,
 )
-from tests.support import pageview
+from tests.support import PAGEVIEW_AGGREGATES_TOML, PAGEVIEW_TOML, pageview
 
 CONFIG = (
-    SCHEMA_TOML
-    + AGGREGATES_TOML
+    PAGEVIEW_TOML
+    + PAGEVIEW_AGGREGATES_TOML
     + """
 [source]
 kind = "kafka"

@@ -26,6 +26,11 @@ pytestmark = pytest.mark.spark
 LAG_MINUTES = 20
 STEPS = 120  # one event per user per simulated minute
 ROUND_MINUTES = 20  # produced, then read by one run (one micro-batch: no offset limit)
+#: Rounds shorter than the lag: each round's slow records are all further behind the watermark
+#: than a 5-minute lateness. (In rounds as long as the lag, a round's newest slow records are at
+#: the watermark and open the session that its older ones, waiting for the rest of the batch,
+#: then join: nothing is too late.)
+SHORT_ROUND_MINUTES = 10
 FAST_USERS = [f"fast-{i}" for i in range(6)]
 SLOW_USERS = [f"slow-{i}" for i in range(3)]
 
@@ -39,12 +44,12 @@ def _bursts(minute: int) -> bool:
     return minute % 60 < 40
 
 
-def _produce_round(broker, topic: str, round_: int) -> int:
-    """One round of ROUND_MINUTES: partitions 0-2 get the fast users' events of these minutes;
+def _produce_round(broker, topic: str, round_: int, minutes_: int) -> int:
+    """One round of ``minutes_``: partitions 0-2 get the fast users' events of these minutes;
     partition 3 the slow users' events LAG_MINUTES behind them. A pipeline run reads each
     round as it arrives, as a stream would, so the slow partition's records reach it late."""
     per_partition: dict[int, list[str]] = defaultdict(list)
-    for minute in range(round_ * ROUND_MINUTES, (round_ + 1) * ROUND_MINUTES):
+    for minute in range(round_ * minutes_, (round_ + 1) * minutes_):
         for i, user in enumerate(FAST_USERS):
             if minute < STEPS and _bursts(minute):
                 per_partition[i % 3].append(_event(user, minute))
@@ -54,7 +59,7 @@ def _produce_round(broker, topic: str, round_: int) -> int:
     return sum(produce(broker, topic, lines, partition=p) for p, lines in per_partition.items())
 
 
-def _run(spark, broker, workdir, allowed_lateness: str):
+def _run(spark, broker, workdir, allowed_lateness: str, round_minutes: int = ROUND_MINUTES):
     source, sessions, dead = (topic_name(n) for n in ("lagging", "sessions", "dead"))
     broker.create_topic(source, partitions=4)
     broker.create_topic(sessions)
@@ -67,9 +72,10 @@ def _run(spark, broker, workdir, allowed_lateness: str):
         sessions={"gap": "10m", "allowed_lateness": allowed_lateness, "max_out_of_orderness": "1m"},
     )
     records, batches, slow_read = 0, [], {}
-    for round_ in range(STEPS // ROUND_MINUTES + 1):  # the last round: the slow partition's rest
-        records += _produce_round(broker, source, round_)
-        last = round_ == STEPS // ROUND_MINUTES
+    rounds = -(-(STEPS + LAG_MINUTES) // round_minutes)  # the last: the slow partition's rest
+    for round_ in range(rounds):
+        records += _produce_round(broker, source, round_, round_minutes)
+        last = round_ == rounds - 1
         result = Pipeline(config, spark).run(once=True, drain=last)
         batches += result.batches
         slow_read |= {p["batchId"]: _read_from_partition_3(p, source) for p in result.progress}
@@ -117,7 +123,9 @@ def test_with_lateness_covering_the_lag_sessions_are_right_and_updated_once_per_
 def test_with_a_smaller_lateness_the_records_beyond_it_are_counted_too_late(
     spark, kafka_broker, workdir
 ):
-    config, records, batches, _, _ = _run(spark, kafka_broker, workdir, "5m")
+    config, records, batches, _, _ = _run(
+        spark, kafka_broker, workdir, "5m", round_minutes=SHORT_ROUND_MINUTES
+    )
 
     accounting = account_run(spark, config, records)
     assert accounting.balanced, accounting.describe()
