@@ -80,8 +80,12 @@ def test_count_of_any_field_counts_its_non_null_values() -> None:
 
 def test_the_engine_reads_each_input_field_once_in_order_of_first_use() -> None:
     aggregates = parse_aggregates(
-        {"total": "sum(amount)", "events": "count()", "largest": "max(amount)",
-         "first_at": "first(at)"},
+        {
+            "total": "sum(amount)",
+            "events": "count()",
+            "largest": "max(amount)",
+            "first_at": "first(at)",
+        },
         FIELDS,
     )
     assert engine_plan(aggregates) == {

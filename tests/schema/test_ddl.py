@@ -15,7 +15,13 @@ def test_the_fields_a_payments_team_declares_are_read_with_their_types() -> None
         "country STRING, geo STRUCT<city: STRING>"
     )
     assert [f.name for f in struct.fields] == [
-        "account", "at", "amount", "currency", "merchant", "country", "geo",
+        "account",
+        "at",
+        "amount",
+        "currency",
+        "merchant",
+        "country",
+        "geo",
     ]
     assert struct["at"].dataType == T.TimestampType()
     assert struct["geo"].dataType == T.StructType([T.StructField("city", T.StringType())])
@@ -28,10 +34,20 @@ def test_every_json_type_is_read_case_insensitively_with_spark_s_aliases() -> No
         "`odd name` string, n varchar(10)"
     )
     assert [f.dataType for f in struct.fields] == [
-        T.ByteType(), T.ShortType(), T.IntegerType(), T.IntegerType(), T.LongType(),
-        T.LongType(), T.FloatType(), T.DoubleType(), T.DecimalType(10, 2), T.BooleanType(),
-        T.DateType(), T.ArrayType(T.StringType()),
-        T.MapType(T.StringType(), T.ArrayType(T.IntegerType())), T.StringType(),
+        T.ByteType(),
+        T.ShortType(),
+        T.IntegerType(),
+        T.IntegerType(),
+        T.LongType(),
+        T.LongType(),
+        T.FloatType(),
+        T.DoubleType(),
+        T.DecimalType(10, 2),
+        T.BooleanType(),
+        T.DateType(),
+        T.ArrayType(T.StringType()),
+        T.MapType(T.StringType(), T.ArrayType(T.IntegerType())),
+        T.StringType(),
         T.StringType(),
     ]
     assert struct.fields[13].name == "odd name"

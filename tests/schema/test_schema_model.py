@@ -11,8 +11,10 @@ from pyspark.sql import types as T
 
 from streamwarden.schema import Schema
 
-PAYMENTS = "account STRING, at TIMESTAMP, amount DOUBLE, currency STRING, country STRING, " \
+PAYMENTS = (
+    "account STRING, at TIMESTAMP, amount DOUBLE, currency STRING, country STRING, "
     "geo STRUCT<city: STRING>, n BIGINT"
+)
 
 
 def schema(**settings: Any) -> Schema:

@@ -283,9 +283,7 @@ def _guarded(method: str, condition: Column, without_jvm: Column) -> Column:
     jcol = call_engine(
         spark,
         "stage condition",
-        lambda jvm: getattr(jvm.io.streamwarden.engine.ConditionGuard, method)(
-            condition._jc
-        ),
+        lambda jvm: getattr(jvm.io.streamwarden.engine.ConditionGuard, method)(condition._jc),
     )
     return ClassicColumn(jcol)
 
