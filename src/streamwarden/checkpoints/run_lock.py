@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from streamwarden.errors import CheckpointInUseError, UsageError
+from streamwarden.errors import CheckpointInUseError, StateError, UsageError
 
 __all__ = ["checkpoint_holder", "hold_checkpoint", "lock_path", "refuse_if_held"]
 
@@ -40,8 +40,16 @@ def hold_checkpoint(checkpoint: Path, what: str) -> Iterator[None]:
             "file; point checkpoint.path at a folder (Spark creates it if missing)"
         )
     path = lock_path(checkpoint)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+", encoding="utf-8") as handle:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a+", encoding="utf-8")
+    except OSError as exc:
+        raise StateError(
+            f"checkpoint path {str(checkpoint)!r} cannot be written ({exc.strerror or exc}: "
+            f"{exc.filename or path}); give the user running the pipeline write access to it, "
+            "or point checkpoint.path at a folder it may write"
+        ) from None
+    with handle:
         if not _try_lock(handle):
             raise _in_use(checkpoint, _read(handle), what)
         try:
