@@ -33,7 +33,7 @@ from streamwarden.extras import EXTRAS
 from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jar_sets import JARS_DIR_VARIABLE, REPOSITORY_VARIABLE
 from tests.kafka.support import committed_records, produce, topic_name
-from tests.support import pageview
+from tests.support import PAGEVIEW_TOML, pageview
 
 ROOT = Path(__file__).resolve().parent.parent
 JAR_IN_WHEEL = "streamwarden/_engine/streamwarden-engine.jar"
@@ -200,7 +200,8 @@ def test_a_wheel_is_not_built_without_the_engine_jar(tmp_path):
     assert not list((tmp_path / "out").glob("*.whl"))
 
 
-FILES_CONFIG = """
+FILES_CONFIG = (
+    """
 [source]
 kind = "files"
 path = "landing"
@@ -213,6 +214,8 @@ path = "out/checkpoint"
 [monitoring]
 prometheus_port = "off"
 """
+    + PAGEVIEW_TOML
+)
 
 
 def test_the_core_install_runs_a_files_to_parquet_pipeline_without_any_extra(
@@ -237,7 +240,8 @@ def test_the_core_install_runs_a_files_to_parquet_pipeline_without_any_extra(
     assert not (work / "cache").exists()  # files -> Parquet fetches no jars
 
 
-KAFKA_CONFIG = """
+KAFKA_CONFIG = (
+    """
 [source]
 kind = "kafka"
 topics = ["{source}"]
@@ -253,6 +257,8 @@ path = "out/checkpoint"
 [monitoring]
 prometheus_port = "off"
 """
+    + PAGEVIEW_TOML
+)
 
 
 def test_the_kafka_extra_runs_a_kafka_pipeline_fetching_its_connector_jars_itself(
