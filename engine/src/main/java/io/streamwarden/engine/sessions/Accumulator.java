@@ -22,11 +22,18 @@ interface Accumulator {
    */
   Object result();
 
-  /** Bytes of the values held (collect_* and count_distinct), toward max_session_bytes. */
-  long heldBytes();
+  /**
+   * Bytes of the values held (collect_* and count_distinct), toward max_session_bytes; none
+   * for an accumulator that holds one running value.
+   */
+  default long heldBytes() {
+    return 0;
+  }
 
   /** How many bytes {@link #heldBytes} would grow by if {@code value} were added. */
-  long heldBytesAdding(Object value);
+  default long heldBytesAdding(Object value) {
+    return 0;
+  }
 
   void write(StateBytes.Writer out);
 

@@ -26,15 +26,6 @@ final class CountAccumulator implements Accumulator {
     return count;
   }
 
-  @Override
-  public long heldBytes() {
-    return 0;
-  }
-
-  @Override
-  public long heldBytesAdding(Object value) {
-    return 0;
-  }
 
   @Override
   public void write(StateBytes.Writer out) {

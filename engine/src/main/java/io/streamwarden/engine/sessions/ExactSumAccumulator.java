@@ -78,15 +78,6 @@ final class ExactSumAccumulator implements Accumulator {
     return sum.doubleValue();
   }
 
-  @Override
-  public long heldBytes() {
-    return 0;
-  }
-
-  @Override
-  public long heldBytesAdding(Object value) {
-    return 0;
-  }
 
   @Override
   public void write(StateBytes.Writer out) {

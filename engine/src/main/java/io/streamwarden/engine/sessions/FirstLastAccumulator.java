@@ -36,15 +36,6 @@ final class FirstLastAccumulator implements Accumulator {
     return value;
   }
 
-  @Override
-  public long heldBytes() {
-    return 0;
-  }
-
-  @Override
-  public long heldBytesAdding(Object v) {
-    return 0;
-  }
 
   @Override
   public void write(StateBytes.Writer out) {

@@ -30,15 +30,6 @@ final class LongSumAccumulator implements Accumulator {
     return any ? sum : null;
   }
 
-  @Override
-  public long heldBytes() {
-    return 0;
-  }
-
-  @Override
-  public long heldBytesAdding(Object value) {
-    return 0;
-  }
 
   @Override
   public void write(StateBytes.Writer out) {

@@ -33,15 +33,6 @@ final class MinMaxAccumulator implements Accumulator {
     return value;
   }
 
-  @Override
-  public long heldBytes() {
-    return 0;
-  }
-
-  @Override
-  public long heldBytesAdding(Object v) {
-    return 0;
-  }
 
   @Override
   public void write(StateBytes.Writer out) {
