@@ -5,8 +5,10 @@ without importing Spark)::
 
     from streamwarden import Schema, validate, sessionize, SessionParams, build_spark_session
     from streamwarden import detect, Pattern, PatternOptions, AfterMatch
+    from streamwarden import run_query
 
-The pipeline runner is :class:`streamwarden.pipeline.Pipeline` with a config from
+``run_query`` runs what ``sessionize`` or ``detect`` returned as a pipeline runs its operator:
+idle ticks, the drain at the end of a finite input, exactly-once sinks. The pipeline runner is :class:`streamwarden.pipeline.Pipeline` with a config from
 :func:`streamwarden.config.load_config`; the testers are in :mod:`streamwarden.testing`.
 """
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from streamwarden.operators.sessions import SessionizeResult, SessionParams, sessionize
     from streamwarden.operators.sessions.aggregates import AGGREGATE_FUNCTIONS
     from streamwarden.pipeline import Pipeline
+    from streamwarden.pipeline.python_query import run_query
     from streamwarden.schema import Schema
     from streamwarden.spark.session import build_spark_session
     from streamwarden.validation.api import Validated, validate
@@ -40,6 +43,7 @@ _HOMES = {
     "SessionizeResult": "streamwarden.operators.sessions",
     "sessionize": "streamwarden.operators.sessions",
     "Pipeline": "streamwarden.pipeline",
+    "run_query": "streamwarden.pipeline.python_query",
     "load_config": "streamwarden.config",
     "Schema": "streamwarden.schema",
     "AGGREGATE_FUNCTIONS": "streamwarden.operators.sessions.aggregates",
@@ -62,6 +66,7 @@ __all__ = [
     "build_spark_session",
     "detect",
     "load_config",
+    "run_query",
     "sessionize",
     "validate",
 ]

@@ -13,7 +13,7 @@ import pytest
 from streamwarden.operators.base import account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import account
-from streamwarden.pipeline.runner import user_input_rows
+from streamwarden.pipeline.query_runner import user_input_rows
 from streamwarden.sources.landing_guard import QUARANTINE, bad_files
 from tests.support import pageview, pipeline_config, write_batches
 

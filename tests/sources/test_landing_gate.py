@@ -11,7 +11,7 @@ import pytest
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.interrupt import StopRequest
 from streamwarden.pipeline.outputs import account
-from streamwarden.pipeline.runner import user_input_rows
+from streamwarden.pipeline.query_runner import user_input_rows
 from streamwarden.sources.file_log import files_of_batch, last_committed
 from streamwarden.sources.landing_guard import QUARANTINE, LandingGuard, bad_files
 from tests.support import pageview, pipeline_config, write_batches

@@ -16,6 +16,7 @@ operator.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,7 +33,7 @@ from streamwarden.settings.base import KindSettings
 from streamwarden.sinks.base import SINK_KINDS
 from streamwarden.sources.base import SOURCE_KINDS
 
-__all__ = ["assemble"]
+__all__ = ["assemble", "sink_settings"]
 
 #: The shell's field that holds the operator's section (written ``[<operator>]`` in a file).
 _SECTION = "section"
@@ -91,6 +92,25 @@ def assemble(data: dict[str, Any], base: Path | None) -> tuple[PipelineConfig | 
     except ConfigError as exc:
         return None, [str(exc)]
     return config, []
+
+
+def sink_settings(sinks: Mapping[str, Any], base: Path | None = None) -> dict[str, KindSettings]:
+    """Each of ``sinks`` (output name -> its settings, as ``[sinks.<output>]`` holds them)
+    validated by the model of its kind, as a config's sinks are; a
+    :class:`~streamwarden.errors.ConfigError` lists every problem."""
+    problems: list[str] = []
+    data = {"sinks": dict(sinks)}
+    validated: dict[str, KindSettings] = {}
+    for name, raw in sinks.items():
+        if not isinstance(raw, Mapping):
+            problems.append(f"sinks.{name}: give a dict of settings, such as {{'path': ...}}")
+            continue
+        settings = _kind(dict(raw), ("sinks", name), SINK_KINDS, data, problems, {"base": base})
+        if settings is not None:
+            validated[name] = settings
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return validated
 
 
 def _reported(err: Any, failed: set[str], parts: dict[str, Any]) -> bool:

@@ -34,7 +34,7 @@ from streamwarden.monitoring.summary import source_lag
 from streamwarden.operators.base import BatchStats, account_run
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.console import ProgressPrinter
-from streamwarden.pipeline.runner import user_input_rows
+from streamwarden.pipeline.query_runner import user_input_rows
 from streamwarden.plan import PipelinePlan
 from streamwarden.spark.log_file import spark_logging_to
 

@@ -41,6 +41,7 @@ __all__ = [
     "BatchStats",
     "Batches",
     "Operator",
+    "OperatorQuery",
     "OperatorStep",
     "Outputs",
     "PipelineView",
@@ -87,6 +88,34 @@ class OperatorStep:
 
     output: DataFrame
     writer: BatchWriter
+
+
+class OperatorQuery(Protocol):
+    """An operator's query as a Python user builds it (``sessionize``, ``detect``): what a
+    runner needs to run it as a pipeline runs its operator (``run_query``)."""
+
+    #: The operator's registered name: its per-batch stats are read as a pipeline's are.
+    operator: str
+
+    @property
+    def watermark_delay(self) -> timedelta:
+        """The watermark is the latest event time minus this."""
+        ...
+
+    @property
+    def drain_horizon(self) -> timedelta:
+        """How far past the latest event time every state of the query has expired."""
+        ...
+
+    def state_identity(self) -> dict[str, Any]:
+        """What the layout of the query's stored state depends on: a checkpoint written under
+        one identity is refused under another."""
+        ...
+
+    def step(self, ticks: DataFrame, context: RunContext) -> OperatorStep:
+        """The same query with the idle ticks (``pipeline.idle.read_ticks``) among its events,
+        counted as a pipeline's step is, and its writer to ``context``'s sinks by output name."""
+        ...
 
 
 #: What each configured sink holds, by sink name (None: nothing yet).
@@ -181,16 +210,15 @@ Select = Callable[["DataFrame"], "DataFrame"]
 
 
 def writer_for(
-    config: PipelineView,
+    context: RunContext,
     selectors: Mapping[str, Select],
     shapes: Mapping[str, OutputShape] | None = None,
     prepare: Prepare | None = None,
 ) -> BatchWriter:
-    """A writer to each configured sink that ``selectors`` names (in their order): the sink
+    """A writer to each of the run's sinks that ``selectors`` names (in their order): the sink
     ``[sinks.<name>]`` of its kind, fed the rows ``selectors[name]`` picks from the batch's
     output (after ``prepare``, if given), whose shape is ``shapes[name]`` (an output not named
     there is rows that each stand alone)."""
-    context = config.context
     shapes = shapes or {}
     return BatchWriter(
         [

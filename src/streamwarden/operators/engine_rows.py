@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from streamwarden.validation.reasons import Reason
+from streamwarden.validation.validate import IS_TICK, TICK_FIELD
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -49,6 +50,9 @@ __all__ = [
     "engine_rows",
     "reserved_detail",
     "reserved_key",
+    "typed_records",
+    "typed_tick",
+    "with_typed_ticks",
     "with_watermark",
 ]
 
@@ -81,6 +85,8 @@ ENGINE_REASONS = (
 
 #: The event time as a timestamp, for the watermark; dropped before the engine.
 EVENT_TIME = "_event_time"
+#: A tick's event time (epoch ms) among typed events (:func:`with_typed_ticks`); null on events.
+TICK_MS = "_sw_tick_ms"
 
 
 def reserved_key(key: Column) -> Column:
@@ -175,3 +181,64 @@ def with_watermark(
     if then is not None:
         rows = then(rows)
     return rows.drop(EVENT_TIME)
+
+
+def with_typed_ticks(events: DataFrame, ticks: DataFrame | None) -> DataFrame:
+    """A user's typed ``events`` with the idle ticks among them (``ticks``: the tick stream's
+    rows, a ``raw`` JSON string each, as ``pipeline.idle.read_ticks`` reads them), told apart by
+    two columns of ours: ``IS_TICK`` (never null) and :data:`TICK_MS` (a tick's event time).
+    A tick's user columns are null; :func:`typed_tick` reads the two back. Without ``ticks``,
+    ``events`` gains the columns only, as an input that never idles."""
+    marked = events.select(
+        "*", F.lit(False).alias(IS_TICK), F.lit(None).cast("long").alias(TICK_MS)
+    )
+    if ticks is None:
+        return marked
+    tick_ms = F.get_json_object(F.col("raw"), f"$.{TICK_FIELD}").cast("long")
+    return marked.unionByName(
+        ticks.select(F.lit(True).alias(IS_TICK), tick_ms.alias(TICK_MS)), allowMissingColumns=True
+    )
+
+
+def typed_tick(events: DataFrame) -> tuple[Column | None, Column | None]:
+    """``(is_tick, tick_ms)`` of :func:`with_typed_ticks`' rows; ``(None, None)`` for events
+    without ticks."""
+    if TICK_MS not in events.columns:
+        return None, None
+    return F.col(IS_TICK), F.col(TICK_MS)
+
+
+def typed_records(
+    events: DataFrame, key: str, time: str, ticks: DataFrame | None
+) -> tuple[DataFrame, EngineRecords, Column]:
+    """A user's typed ``events`` (and ``ticks`` among them) as the engine's records: an event
+    whose key or time is null is a ``missing_field`` dead letter, one whose key starts with NUL
+    ``invalid_key``; ``raw`` is each event as JSON. Returns the frame to build the rows over,
+    its records, and ``raw``. ``time`` is a timestamp or epoch milliseconds."""
+    from pyspark.sql import types as T
+
+    time_type = events.select(F.col(time)).schema.fields[0].dataType
+    ts_ms = F.unix_millis(F.col(time)) if isinstance(time_type, T.TimestampType) else F.col(time)
+    raw = F.to_json(F.struct(*[F.col(f"`{c}`") for c in events.columns]))
+    frame = with_typed_ticks(events, ticks)
+    is_tick, tick_ms = typed_tick(frame)
+    assert is_tick is not None and tick_ms is not None  # with_typed_ticks added them
+    key_text = F.col(key).cast("string")
+    missing = key_text.isNull() | ts_ms.isNull()
+    reserved = F.coalesce(reserved_key(key_text), F.lit(False))
+    rejected = ~is_tick & (missing | reserved)
+    records = EngineRecords(
+        key=key_text,
+        ts_ms=F.when(is_tick, tick_ms).when(~rejected, ts_ms.cast("long")),
+        raw=raw,
+        reason=F.when(missing, F.lit(Reason.MISSING_FIELD.value)).when(
+            reserved, F.lit(Reason.INVALID_KEY.value)
+        ),
+        detail=F.when(key_text.isNull(), F.lit(f"the key '{key}' is null"))
+        .when(ts_ms.isNull(), F.lit(f"the time '{time}' is null"))
+        .when(reserved, F.concat(F.lit(reserved_detail(key)))),
+        user=key_text,
+        rejected=rejected,
+        tick=is_tick,
+    )
+    return frame, records, raw

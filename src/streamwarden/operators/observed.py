@@ -26,13 +26,14 @@ __all__ = [
 OBSERVATION = "streamwarden"
 
 
-def dead_letter_counts() -> list[Column]:
-    """One count per reason code, named ``dead_<reason>``, over an operator's output."""
+def dead_letter_counts(kind: str = "kind", reason: str = "reason") -> list[Column]:
+    """One count per reason code, named ``dead_<reason>``, over an operator's output (whose
+    ``kind`` column says ``dead_letter`` and ``reason`` column the reason)."""
     from pyspark.sql import functions as F
 
-    is_dead = F.col("kind") == "dead_letter"
+    is_dead = F.col(kind) == "dead_letter"
     return [
-        F.count(F.when(is_dead & (F.col("reason") == r.value), 1)).alias(f"dead_{r.value}")
+        F.count(F.when(is_dead & (F.col(reason) == r.value), 1)).alias(f"dead_{r.value}")
         for r in Reason
     ]
 

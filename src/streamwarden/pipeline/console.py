@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from streamwarden.config.model import PipelineConfig
 from streamwarden.monitoring.summary import epoch_ms, offsets_skipped, source_lag
 from streamwarden.operators.base import BatchStats
-from streamwarden.pipeline.runner import user_input_rows
+from streamwarden.pipeline.query_runner import user_input_rows
 
 __all__ = ["ProgressPrinter"]
 

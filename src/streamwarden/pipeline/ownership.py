@@ -28,10 +28,11 @@ from streamwarden.checkpoints.files import CheckpointFiles
 from streamwarden.config.model import PipelineConfig
 from streamwarden.errors import ConfigError, StateError
 from streamwarden.operators import operator_of
+from streamwarden.settings.context import RunContext
 from streamwarden.sinks.base import open_sink, sink_kind
 from streamwarden.sources.base import source_of
 
-__all__ = ["IDENTITY_FILE", "check_ownership", "identity"]
+__all__ = ["IDENTITY_FILE", "check_ownership", "check_query_ownership", "identity"]
 
 IDENTITY_FILE = "pipeline.json"
 #: The keys of an identity besides the operator's own (``Operator.state_identity``).
@@ -53,7 +54,7 @@ def check_ownership(config: PipelineConfig) -> None:
     or its sink folders; records the pipeline on a checkpoint that has no record yet."""
     checkpoint = config.checkpoint.path
     planned = _last_planned_batch(checkpoint)
-    _check_sinks(config, planned)
+    _check_sinks(config.checkpoint.path, config.context, planned)
     record = checkpoint / "streamwarden" / IDENTITY_FILE
     current = identity(config)
     if planned is not None and record.is_file():
@@ -102,9 +103,31 @@ def _compare(config: PipelineConfig, recorded: dict[str, Any], current: dict[str
         raise ConfigError(f"{where} {operator_of(config).state_change}, or {fresh}")
 
 
-def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
-    for name, sink in config.sinks.items():
-        written = open_sink(name, config.context).written_batches()
+def check_query_ownership(checkpoint: Path, context: RunContext, current: dict[str, Any]) -> None:
+    """As :func:`check_ownership`, for a query a Python user built: ``current`` is what its
+    state depends on (the operator and ``OperatorQuery.state_identity``). Its input is the
+    user's DataFrame, whose identity Python cannot see: reading another input on the same
+    checkpoint is the user's to avoid."""
+    planned = _last_planned_batch(checkpoint)
+    _check_sinks(checkpoint, context, planned)
+    record = checkpoint / "streamwarden" / IDENTITY_FILE
+    if planned is not None and record.is_file():
+        recorded = _recorded(record)
+        if recorded != current:
+            raise ConfigError(
+                f"checkpoint {checkpoint} holds the state of another query "
+                f"({json.dumps(recorded, sort_keys=True)[:300]}), not of this one "
+                f"({json.dumps(current, sort_keys=True)[:300]}): its state would be read under "
+                "the wrong layout; run the query that wrote it, or use a new checkpoint (and "
+                "new sink folders)"
+            )
+    write_atomically(record, json.dumps(current, indent=2, sort_keys=True) + "\n")
+    remove_stale_temporaries(record.parent)
+
+
+def _check_sinks(checkpoint: Path, context: RunContext, planned: int | None) -> None:
+    for name, sink in context.outputs.items():
+        written = open_sink(name, context).written_batches()
         if written and (planned is None or max(written) > planned):
             state = (
                 "has planned no batch yet"
@@ -114,7 +137,7 @@ def _check_sinks(config: PipelineConfig, planned: int | None) -> None:
             raise ConfigError(
                 f"sink {name} at {sink_kind(sink).where(sink)} holds batches up to "
                 f"{max(written)}, but checkpoint "
-                f"{config.checkpoint.path} {state}: these outputs belong to another checkpoint, "
+                f"{checkpoint} {state}: these outputs belong to another checkpoint, "
                 "and the sink would skip this one's batches of the same ids as already written; "
                 "move or empty the sink folder, or run on the checkpoint that wrote it"
             )

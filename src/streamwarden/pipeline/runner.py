@@ -2,87 +2,41 @@
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from streamwarden.checkpoints.files import CheckpointFiles
-from streamwarden.checkpoints.run_lock import hold_checkpoint
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.checkpoint import failure_advice
-from streamwarden.errors import (
-    PatternMissError,
-    PipelineError,
-    QueryStartError,
-    RestartsExhaustedError,
-    SourceRecordsLostError,
-    StreamwardenError,
-)
-from streamwarden.monitoring.failures import (
-    QueryFailure,
-    error_class_of,
-    file_named_in,
-    key_named_in,
-)
-from streamwarden.monitoring.monitor import keep_newest
+from streamwarden.errors import PatternMissError, PipelineError, SourceRecordsLostError
+from streamwarden.monitoring.failures import QueryFailure
 from streamwarden.operators.base import BatchStats, OperatorStep
-from streamwarden.operators.settings import DEAD_LETTERS
-from streamwarden.pipeline.idle import IdleTicker, prune_ticks_log, read_records, write_tick
-from streamwarden.pipeline.interrupt import StopRequest, stop_requested_on_signals
+from streamwarden.pipeline.idle import read_records
 from streamwarden.pipeline.ownership import check_ownership
 from streamwarden.pipeline.quarantine import PoisonList, QuarantinedRecord, mark_quarantined
-from streamwarden.pipeline.reject_share import RejectShareGuard
-from streamwarden.pipeline.result import RunResult, max_event_ms
-from streamwarden.pipeline.supervisor import RestartDecision, RestartPolicy, is_restartable
+from streamwarden.pipeline.query_runner import QueryRunner, ticks_dir
+from streamwarden.pipeline.result import RunResult
 from streamwarden.plan import PipelinePlan
-from streamwarden.sinks.base import open_sink
 from streamwarden.spark.jvm import java_message
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming.query import StreamingQuery
-
-    from streamwarden.monitoring.monitor import QueryMonitor
-    from streamwarden.sinks.writer import BatchWriter
 
 __all__ = ["Pipeline", "RunResult", "ticks_dir"]
 
 #: The engine's exception for a ``throw_on_miss`` skip that found no event of its stage.
 SKIP_MISS = "SkipMissException"
 
-log = logging.getLogger("streamwarden.source")
 
-ProgressCallback = Callable[[dict[str, Any], "BatchStats | None"], None]
-
-
-def ticks_dir(config: PipelineConfig) -> Path:
-    """Where the idle ticker writes; inside the checkpoint, which owns what the ticks did."""
-    return config.checkpoint.path / "streamwarden" / "ticks"
-
-
-@dataclass(frozen=True)
-class _Attempt:
-    """How to run the query once: what :meth:`Pipeline.run` was asked."""
-
-    once: bool
-    drain: bool
-    on_progress: ProgressCallback | None
-    poll_seconds: float
-    now_ms: Callable[[], int]
-    on_started: Callable[[], None] | None
-
-
-class Pipeline:
+class Pipeline(QueryRunner):
     """A configured pipeline: its source and the idle ticks through its operator to its sinks.
 
     Given a config, it makes the config's plan (:class:`~streamwarden.plan.PipelinePlan`); a
     caller that has one already (``run``, which checked its connections) passes it. ``spark``
     may be given, e.g. by tests sharing a session; else the plan's session is started when the
-    run holds the checkpoint's lock, its logs going to ``log_file`` if given."""
+    run holds the checkpoint's lock, its logs going to ``log_file`` if given. How a run goes is
+    :meth:`~streamwarden.pipeline.query_runner.QueryRunner.run`'s."""
 
     def __init__(
         self,
@@ -96,59 +50,56 @@ class Pipeline:
         self.config = self.plan.config
         #: The configured operator: its step, stats, watermark delay and drain horizon.
         self.operator = self.plan.operator
-        self._spark = spark
         self._log_file = log_file
-        #: The monitor of the current (or last) run, if monitoring is enabled.
-        self.monitor: QueryMonitor | None = None
-        #: The batch writer of the running query: it keeps the cause of a failed batch.
-        self._writer: BatchWriter | None = None
-        #: Told each warning of a run (a landing file moved aside), e.g. to print it.
-        self.on_warning: Callable[[str], None] | None = None
         #: Batches bisected in this run (each once).
         self._bisected: set[int] = set()
-        #: The tick stream log's compact file last pruned.
-        self._ticks_compact: Path | None = None
-        #: Stops a run whose records mostly become dead letters.
-        self._rejects = RejectShareGuard(
-            self.config.name, self.config.validation, self._dead_letter_sample
-        )
+        super().__init__(self.config, spark)
 
-    def _dead_letter_sample(self, reason: str) -> str | None:
-        """The detail and record of one dead letter of ``reason``, read back from the sink."""
-        from pyspark.sql import functions as F
+    def spark_session(self) -> SparkSession:
+        return self.plan.spark_session(self._log_file)
 
-        try:
-            rows = open_sink(DEAD_LETTERS, self.config.context).read(self.spark)
-            found = None if rows is None else rows.where(F.col("reason") == reason).first()
-        except Exception:  # a sample is a help; the message stands without it
-            return None
-        if found is None:
-            return None
-        raw = str(found["raw"])
-        raw = raw if len(raw) <= 200 else raw[:200] + "..."
-        return f"{found['detail']} (record: {raw})"
+    def idle_timeout(self) -> timedelta | None:
+        return self.operator.idle_timeout(self.config)
 
-    @property
-    def spark(self) -> SparkSession:
-        if self._spark is None:
-            self._spark = self.plan.spark_session(self._log_file)
-        return self._spark
+    def watermark_delay(self) -> timedelta:
+        return self.operator.watermark_delay(self.config)
+
+    def drain_horizon(self) -> timedelta:
+        return self.operator.drain_horizon(self.config)
+
+    def stats_from_progress(self, progress: dict[str, Any]) -> BatchStats | None:
+        return self.operator.stats_from_progress(progress)
+
+    def check_ownership(self) -> None:
+        check_ownership(self.config)
+
+    def before_query(self, result: RunResult) -> None:
+        self.plan.source.before_start(self.config.source, self.config.context)
+        self._sweep(result)
+
+    def between_polls(self, result: RunResult) -> None:
+        self._sweep(result)
+
+    def after_batch(self) -> None:
+        self.plan.source.after_batch(self.config.source, self.config.context)
+
+    def failure_error(self, cause: str) -> type[PipelineError]:
+        """Not restarted when the source explains the failure (records gone from it) or when a
+        pattern's ``throw_on_miss`` asked for the stop; a restart would repeat either."""
+        if self.plan.source.advice(self.config.source, cause) is not None:
+            return SourceRecordsLostError
+        if SKIP_MISS in cause:
+            return PatternMissError
+        return PipelineError
+
+    def failure_advice(self, cause: str) -> str:
+        return failure_advice(self.config, cause)
 
     def _sweep(self, result: RunResult) -> None:
         """Moves aside input Spark cannot read exactly once, before Spark lists it."""
         for line in self.plan.source.sweep(self.config.source, self.config.context):
             result.set_aside.append(line)
-            self._warn(line)
-
-    def _prune_ticks_log(self) -> None:
-        """Keeps the tick stream's log bounded (:func:`.idle.prune_ticks_log`): before the
-        query starts and after a batch, once per compact file Spark writes."""
-        self._ticks_compact = prune_ticks_log(
-            self.config.checkpoint.path, unless_pruned=self._ticks_compact
-        )
-
-    def _step(self) -> OperatorStep:
-        return self.build_step()
+            self.warn(line)
 
     def build_step(self, *, also_quarantined: Sequence[QuarantinedRecord] = ()) -> OperatorStep:
         """The operator's step over the source's records and the ticks; the records the
@@ -162,145 +113,9 @@ class Pipeline:
     def stream_frame(self) -> DataFrame:
         """The query's output before the sinks: the source's records and the ticks through the
         operator."""
-        return self._step().output
+        return self.build_step().output
 
-    def start(self, *, once: bool) -> StreamingQuery:
-        """Builds and starts the streaming query."""
-        cfg = self.config
-        step = self._step()
-        self._writer = step.writer
-        stream = (
-            step.output.writeStream.queryName(cfg.name)
-            .foreachBatch(step.writer)
-            .option("checkpointLocation", str(cfg.checkpoint.path))
-        )
-        if once:
-            stream = stream.trigger(availableNow=True)
-        else:
-            seconds = cfg.spark.trigger_interval.total_seconds()
-            stream = stream.trigger(processingTime=f"{int(seconds * 1000)} milliseconds")
-        try:
-            return stream.start()
-        except Exception as exc:
-            raise QueryStartError(
-                f"pipeline {cfg.name!r} could not start: {java_message(exc)}"
-            ) from None
-
-    def run(
-        self,
-        *,
-        once: bool,
-        on_progress: ProgressCallback | None = None,
-        poll_seconds: float = 0.5,
-        now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
-        drain: bool = False,
-        on_start: Callable[[QueryMonitor | None], None] | None = None,
-        supervise: bool = False,
-        on_failure: Callable[[QueryFailure], None] | None = None,
-        stop: StopRequest | None = None,
-    ) -> RunResult:
-        """Runs until done (``once``) or until stopped, reporting each batch.
-
-        In continuous mode the idle ticker advances event time when input goes quiet. With
-        ``drain`` (only with ``once``), event time is then moved past every deadline so that all
-        sessions close (or partial matches expire) and all state is freed: the end of a finite
-        input. Events that arrive after a drain are judged against the moved watermark (usually
-        ``too_late``).
-
-        SIGINT or SIGTERM stops the run between two polls and returns (``RunResult.stopped``
-        names the signal); the checkpoint is consistent and the next run resumes from it. A
-        caller that listens for them itself (from before Spark starts, as the CLI does) passes
-        its ``stop`` request.
-
-        With ``supervise``, a failed query is restarted from its checkpoint as the config's
-        ``[supervisor]`` says (:mod:`streamwarden.pipeline.supervisor`); each failure is
-        recorded (progress log, metrics, ``on_failure``) and a spent budget raises
-        :class:`~streamwarden.errors.RestartsExhaustedError`.
-
-        With ``monitoring.enabled``, a :class:`~streamwarden.monitoring.QueryMonitor` watches
-        every batch (progress log, Prometheus, alarms) for the whole run; ``on_start`` receives
-        it (or None) once the query has started. The checkpoint's run lock is held throughout, so
-        offline tools refuse to change it and a second run on the same checkpoint fails at once
-        instead of corrupting it.
-        """
-        with hold_checkpoint(self.config.checkpoint.path, f"pipeline {self.config.name!r}"):
-            _ = self.spark  # started first: a sink's table in the metastore is found through it
-            check_ownership(self.config)
-            self.monitor = self._start_monitor()
-            monitor = self.monitor
-            attempt = _Attempt(
-                once=once,
-                drain=drain and once,
-                on_progress=on_progress,
-                poll_seconds=poll_seconds,
-                now_ms=now_ms,
-                on_started=None if on_start is None else lambda: on_start(monitor),
-            )
-            try:
-                with _listening(stop) as request:
-                    request.reclaim()  # from PySpark, whose SparkContext took SIGINT
-                    if request.is_set():  # before the query could start
-                        return RunResult(stopped=request.signal_name)
-                    if not supervise:
-                        return self._attempt(attempt, request)
-                    return self._supervised(attempt, request, on_failure)
-            finally:
-                if self.monitor is not None:
-                    self.monitor.close()
-
-    def _attempt(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
-        """One run of the query from the checkpoint (and the drain, if asked)."""
-        result = self._run(attempt, stop)
-        if attempt.drain and result.stopped is None:
-            write_tick(ticks_dir(self.config), self._drain_tick(result))
-            result.then(self._run(replace(attempt, once=True, on_started=None), stop))
-        return result
-
-    def _supervised(
-        self,
-        attempt: _Attempt,
-        stop: StopRequest,
-        on_failure: Callable[[QueryFailure], None] | None,
-    ) -> RunResult:
-        """Attempts until one ends without failing, restarting as the policy says."""
-        policy = RestartPolicy(self.config.supervisor)
-        failures: list[QueryFailure] = []
-        progress = attempt.on_progress
-
-        def on_batch(p: dict[str, Any], stats: BatchStats | None) -> None:
-            policy.progressed()
-            if progress is not None:
-                progress(p, stats)
-
-        attempt = replace(attempt, on_progress=on_batch)
-        while True:
-            try:
-                result = self._attempt(attempt, stop)
-            except StreamwardenError as exc:
-                now = attempt.now_ms()
-                decision = policy.decide(now) if is_restartable(exc) else None
-                failure = self._failure_record(exc, now, decision)
-                keep_newest(failures, failure)  # the newest: enough for the budget's window
-                if self.monitor is not None:
-                    self.monitor.record_failure(failure)
-                if on_failure is not None:
-                    on_failure(failure)
-                if decision is None:
-                    raise
-                if decision.give_up:
-                    raise RestartsExhaustedError(
-                        f"pipeline {self.config.name!r} {policy.report(failures, now)}\n"
-                        f"{str(exc).partition('; the full trace')[2].strip() or str(exc)}"
-                    ) from None
-                self._bisect_if_stuck(failures)
-                if stop.wait(decision.wait_s):  # stopped while waiting to restart
-                    return RunResult(failures=failures, stopped=stop.signal_name)
-                attempt = replace(attempt, on_started=None)  # announced once
-                continue
-            result.failures = failures
-            return result
-
-    def _bisect_if_stuck(self, failures: list[QueryFailure]) -> None:
+    def bisect_if_stuck(self, failures: list[QueryFailure]) -> None:
         """After the same batch failed the same way ``bisect_after`` times in a row, finds the
         records it fails on and lists them as poison, so that the restart goes on without them
         (:mod:`streamwarden.pipeline.bisect`). A batch is bisected once per run."""
@@ -317,209 +132,16 @@ class Pipeline:
         try:
             found = trial.culprits()
         except Exception as exc:  # bisection is a help: without it, restarts go on as before
-            self._warn(f"batch {last.batch} could not be bisected: {java_message(exc)}")
+            self.warn(f"batch {last.batch} could not be bisected: {java_message(exc)}")
             return
         if found is None:
-            self._warn(
+            self.warn(
                 f"batch {last.batch} failed {n} times the same way; bisection ({trial.trials} "
                 "trials) found no record it fails on: the failure is not one of its records'"
             )
             return
         PoisonList(self.config.checkpoint.path).add(found)
-        self._warn(
+        self.warn(
             f"batch {last.batch} failed {n} times the same way; bisection ({trial.trials} "
             f"trials) found {len(found)} record(s) it fails on, set aside as poison dead letters"
         )
-
-    def _warn(self, line: str) -> None:
-        log.warning(line)
-        if self.on_warning is not None:
-            self.on_warning(line)
-
-    def _failure_record(
-        self, exc: StreamwardenError, now_ms: int, decision: RestartDecision | None
-    ) -> QueryFailure:
-        """What the progress log and the metrics keep of a failure."""
-        message = str(exc).splitlines()[0]
-        files = CheckpointFiles.existing(self.config.checkpoint.path)
-        planned = None if files is None else files.last_planned()
-        committed = None if files is None else files.last_committed()
-        failed_batch = planned if planned is not None and planned != committed else None
-        return QueryFailure(
-            at_ms=now_ms,
-            error_class=error_class_of(message, type(exc).__name__),
-            message=message,
-            batch=failed_batch,
-            key=key_named_in(message),
-            file=file_named_in(message),
-            restartable=decision is not None and not decision.give_up,
-            restart=None if decision is None else decision.restart,
-            backoff_s=None if decision is None or decision.give_up else round(decision.wait_s, 3),
-        )
-
-    def _start_monitor(self) -> QueryMonitor | None:
-        if not self.config.monitoring.enabled:
-            return None
-        from streamwarden.monitoring.monitor import QueryMonitor
-
-        return QueryMonitor(
-            self.spark,
-            self.config.name,
-            checkpoint=self.config.checkpoint.path,
-            config=self.config.monitoring,
-        ).start()
-
-    def _drain_tick(self, result: RunResult) -> int:
-        """An event time past every deadline of every state the pipeline may hold."""
-        horizon_ms = int(self.operator.drain_horizon(self.config).total_seconds() * 1000) + 1
-        # a run with no new input knows only the checkpoint's watermark, which trails the
-        # latest event time by the watermark delay
-        delay_ms = int(self.operator.watermark_delay(self.config).total_seconds() * 1000)
-        checkpoint = CheckpointFiles.existing(self.config.checkpoint.path)
-        watermark_ms = 0 if checkpoint is None else checkpoint.watermark_ms()
-        latest = max(result.max_event_ms or 0, watermark_ms + delay_ms)
-        return latest + horizon_ms
-
-    def _run(self, attempt: _Attempt, stop: StopRequest) -> RunResult:
-        result = RunResult()
-        self.plan.source.before_start(self.config.source, self.config.context)
-        self._prune_ticks_log()
-        self._sweep(result)
-        query = self.start(once=attempt.once)
-        try:
-            return self._watch(query, attempt, stop, result)
-        finally:  # the query has ended (or was stopped): what the writer holds is released
-            if self._writer is not None:
-                self._writer.close()
-
-    def _watch(
-        self, query: StreamingQuery, attempt: _Attempt, stop: StopRequest, result: RunResult
-    ) -> RunResult:
-        """Reports the query's batches until it ends or ``stop`` is set."""
-        ticker = None
-        idle_timeout = self.operator.idle_timeout(self.config)
-        if not attempt.once and idle_timeout is not None:
-            ticker = IdleTicker(idle_timeout, min_interval=self.config.spark.trigger_interval)
-        seen = -1
-        try:
-            if attempt.on_started is not None:
-                attempt.on_started()
-            finished = False
-            while not finished and not stop.is_set():
-                finished = _await(query, attempt.poll_seconds)
-                seen = self._report(query, seen, result, attempt, ticker)
-                if self.monitor is not None and not finished:
-                    self.monitor.publish_query_status(query)
-                if not finished:
-                    self._sweep(result)
-                if ticker is not None and (tick := ticker.due_tick(attempt.now_ms())) is not None:
-                    write_tick(ticks_dir(self.config), tick)
-        except BaseException:  # a second signal, or a progress callback failed
-            query.stop()  # do not leave the query running
-            raise
-        if not finished:  # stopped between two polls: the checkpoint is consistent
-            query.stop()
-            self._report(query, seen, result, attempt, ticker)
-            result.stopped = stop.signal_name
-            return result
-        exc = query.exception()
-        if exc is not None:
-            message = java_message(exc)
-            cause = (self._writer.failure if self._writer else None) or message
-            raise _failure_type(self.plan, cause)(self._failure(message))
-        return result
-
-    def _failure(self, spark_message: str) -> str:
-        """One line saying what failed and what to do. A failure inside the batch writer
-        reaches Spark as a Python traceback; the writer kept its own cause."""
-        cause = (self._writer.failure if self._writer else None) or spark_message
-        return (
-            f"pipeline {self.config.name!r} failed: {cause}; the full trace is in the Spark "
-            f"log. {failure_advice(self.config, cause)}"
-        )
-
-    def _report(
-        self,
-        query: StreamingQuery,
-        seen: int,
-        result: RunResult,
-        attempt: _Attempt,
-        ticker: IdleTicker | None,
-    ) -> int:
-        """Records the batches completed since batch ``seen``; returns the last one."""
-        for progress in query.recentProgress:
-            if progress["batchId"] <= seen or not executed(progress):
-                continue
-            seen = progress["batchId"]
-            stats = self.operator.stats_from_progress(progress)
-            result.add(progress, stats)
-            if stats is not None:
-                self._rejects.observe(user_input_rows(progress, self.config), stats.dead_letters)
-            if attempt.on_progress is not None:
-                attempt.on_progress(progress, stats)
-            self.plan.source.after_batch(self.config.source, self.config.context)
-            self._prune_ticks_log()
-            if ticker is not None:
-                ticker.observe(
-                    attempt.now_ms(),
-                    user_input_rows(progress, self.config),
-                    max_event_ms(progress),
-                    state_rows(progress),
-                )
-        return seen
-
-
-@contextmanager
-def _listening(stop: StopRequest | None) -> Iterator[StopRequest]:
-    """The caller's stop request, or one of our own for the run."""
-    if stop is not None:
-        yield stop
-        return
-    with stop_requested_on_signals() as request:
-        yield request
-
-
-def _failure_type(plan: PipelinePlan, cause: str) -> type[PipelineError]:
-    """The error a failed query raises, which decides whether the supervisor restarts it: not
-    when the source explains the failure (records gone from it) or when a pattern's
-    ``throw_on_miss`` asked for the stop; a restart would repeat either."""
-    if plan.source.advice(plan.config.source, cause) is not None:
-        return SourceRecordsLostError
-    if SKIP_MISS in cause:
-        return PatternMissError
-    return PipelineError
-
-
-def _await(query: StreamingQuery, seconds: float) -> bool:
-    """True once the query has ended, whether it finished or failed (checked by the caller)."""
-    from pyspark.errors import StreamingQueryException
-
-    try:
-        return bool(query.awaitTermination(seconds))  # type: ignore[arg-type]
-    except StreamingQueryException:
-        return True
-
-
-def user_input_rows(progress: dict[str, Any], config: PipelineConfig) -> int:
-    """Input rows of a batch that came from the pipeline's source, not from the idle ticks
-    (told apart by the ticks folder in the source's description, whatever the source)."""
-    tick_path = str(ticks_dir(config))
-    return sum(
-        int(s.get("numInputRows", 0))
-        for s in progress.get("sources", [])
-        if tick_path not in str(s.get("description", ""))
-    )
-
-
-def state_rows(progress: dict[str, Any]) -> int | None:
-    """State rows left after a batch, over every stateful operator; None if it reports none."""
-    operators = progress.get("stateOperators") or []
-    if not operators:
-        return None
-    return sum(int(op.get("numRowsTotal", 0)) for op in operators)
-
-
-def executed(progress: dict[str, Any]) -> bool:
-    """Whether a progress update reports a batch that ran. While there is nothing to do, Spark
-    also reports idle triggers, under the id of the batch that has not run yet."""
-    return "addBatch" in (progress.get("durationMs") or {})

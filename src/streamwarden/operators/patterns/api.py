@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -12,22 +13,29 @@ from pyspark.sql import types as T
 
 from streamwarden.errors import PatternError, UsageError
 from streamwarden.operators.arguments import shown
-from streamwarden.operators.engine_rows import EngineRecords
+from streamwarden.operators.base import OperatorStep, writer_for
+from streamwarden.operators.engine_rows import EngineRecords, typed_tick, with_typed_ticks
+from streamwarden.operators.observed import OBSERVATION
 from streamwarden.operators.patterns.compile import (
     CompiledPattern,
     compile_pattern,
     condition_problem,
     stage_condition,
 )
+from streamwarden.operators.patterns.observed import INPUT_OBSERVATION, input_counts, output_counts
 from streamwarden.operators.patterns.options import PatternOptions
 from streamwarden.operators.patterns.pattern import Pattern
 from streamwarden.operators.patterns.rows import key_rejection, pattern_engine_rows
 from streamwarden.schema.model import field_type
+from streamwarden.sinks.base import OutputShape
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
+
+    from streamwarden.settings.context import RunContext
+    from streamwarden.sinks.writer import BatchWriter
 
 __all__ = ["DetectResult", "PatternOptions", "detect"]
 
@@ -35,12 +43,20 @@ __all__ = ["DetectResult", "PatternOptions", "detect"]
 @dataclass(frozen=True)
 class DetectResult:
     """The outputs of :func:`detect`, all views of one stateful step (``combined``, with a
-    ``kind`` column); start one query on ``combined`` to get them all from one checkpoint."""
+    ``kind`` column); start one query on ``combined`` to get them all from one checkpoint, or
+    run it as a pipeline runs its operator with :func:`streamwarden.run_query`."""
+
+    operator: ClassVar[str] = "patterns"
 
     combined: DataFrame
     compiled: CompiledPattern
     #: The type of each carried field (``compiled.fields``), which the output restores.
     types: tuple[T.DataType, ...] = ()
+    options: PatternOptions = field(default_factory=PatternOptions)
+    #: The same query with ticks among its events (None: not built from typed events).
+    rebuild: Callable[[DataFrame], DetectResult] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def matches(self) -> DataFrame:
@@ -76,6 +92,50 @@ class DetectResult:
         """The dead letters of one micro-batch of ``combined``, as :attr:`dead_letters`."""
         return dead_letter_rows(batch)
 
+    @property
+    def watermark_delay(self) -> timedelta:
+        return self.options.max_out_of_orderness
+
+    @property
+    def drain_horizon(self) -> timedelta:
+        window = self.compiled.pattern.window
+        assert window is not None  # a pattern without one is refused when compiled
+        return window + self.options.max_out_of_orderness
+
+    def state_identity(self) -> dict[str, Any]:
+        return {"pattern": self.compiled.plan}
+
+    def writer(self, context: RunContext) -> BatchWriter:
+        """The exactly-once writer of ``combined``'s batches to the run's ``matches``,
+        ``timeouts`` and ``dead_letters`` sinks (those it has)."""
+        carried, types = self.compiled.fields, self.types
+        return writer_for(
+            context,
+            {
+                "matches": lambda c: match_rows(c, carried, types),
+                "timeouts": lambda c: timeout_rows(c, carried, types),
+                "dead_letters": dead_letter_rows,
+            },
+            {
+                "matches": OutputShape(time="match_start"),
+                "timeouts": OutputShape(time="match_start"),
+                "dead_letters": OutputShape(time="ingest_time"),
+            },
+        )
+
+    def observed(self) -> DataFrame:
+        """``combined`` with the per-batch output counts a run reads (``PatternBatchStats``)."""
+        return self.combined.observe(OBSERVATION, *output_counts())
+
+    def step(self, ticks: DataFrame, context: RunContext) -> OperatorStep:
+        if self.rebuild is None:
+            raise UsageError(
+                "this detect result was not built from typed events by streamwarden.detect, "
+                "so it cannot take idle ticks: build it with detect"
+            )
+        ticked = self.rebuild(ticks)
+        return OperatorStep(ticked.observed(), ticked.writer(context))
+
 
 def detect(
     events: DataFrame,
@@ -94,9 +154,9 @@ def detect(
     original record), if present, is what dead letters show.
 
     A batch DataFrame is refused with a :class:`UsageError`, as are arguments of the wrong
-    type: partial matches expire by the watermark, which only a streaming query has. For a
-    finite input, read its files as a stream and start the query with
-    ``.trigger(availableNow=True)``; to try a pattern on a few events, use
+    type: partial matches expire by the watermark, which only a streaming query has. To run the
+    result to sinks exactly once, with idle ticks and, for a finite input, the drain, give it to
+    :func:`streamwarden.run_query`; to try a pattern on a few events, use
     :class:`streamwarden.testing.PatternTester`. Columns that ``key``, ``time``, ``fields``, a
     ``where_previous`` or a stage condition name but ``events`` lacks raise
     :class:`PatternError` before any query runs.
@@ -107,7 +167,8 @@ def detect(
                    .followed_by("second").where(F.col("page_number") == 2)
                    .within(timedelta(minutes=30)))
         result = detect(events, pattern, key="user_id", time="ts", fields=["url"])
-        result.combined.writeStream.foreachBatch(...).start()
+        run_query(result, checkpoint="ck/scans", sinks={"matches": {"path": "out/matches"},
+                  "dead_letters": {"path": "out/dead_letters"}})
     """
     _check_arguments(events, pattern, key, time, fields, options)
     options = options or PatternOptions()
@@ -119,7 +180,22 @@ def detect(
     _check_time_type(events, time)
     check_stages(events, pattern)
     compiled = compile_for(events, pattern, fields, options)
-    return run_detector(detect_rows(events, compiled, key, time, options), compiled, events)
+    return _typed(events, compiled, key, time, options, None)
+
+
+def _typed(
+    events: DataFrame,
+    compiled: CompiledPattern,
+    key: str,
+    time: str,
+    options: PatternOptions,
+    ticks: DataFrame | None,
+) -> DetectResult:
+    """The pattern step over typed ``events``; with ``ticks`` among them, its input counted
+    as a pipeline's is (``PatternBatchStats``)."""
+    rows = detect_rows(events, compiled, key, time, options, ticks)
+    result = replace(run_detector(rows, compiled, events), options=options)
+    return replace(result, rebuild=lambda t: _typed(events, compiled, key, time, options, t))
 
 
 def _check_time_type(events: DataFrame, time: str) -> None:
@@ -287,10 +363,16 @@ def restored_value(text: Column, data_type: T.DataType) -> Column:
 
 
 def detect_rows(
-    events: DataFrame, compiled: CompiledPattern, key: str, time: str, options: PatternOptions
+    events: DataFrame,
+    compiled: CompiledPattern,
+    key: str,
+    time: str,
+    options: PatternOptions,
+    ticks: DataFrame | None = None,
 ) -> DataFrame:
-    """The engine's rows for ``events``: an event without a key or a time, or with a reserved
-    key, is rejected (a dead letter showing its ``raw``, or the event as JSON)."""
+    """The engine's rows for ``events`` (and ``ticks`` among them, if given): an event without
+    a key or a time, or with a reserved key, is rejected (a dead letter showing its ``raw``, or
+    the event as JSON)."""
     ts_type = events.schema[time].dataType
     ts_ms: Column = (
         F.unix_millis(F.col(time))
@@ -299,8 +381,14 @@ def detect_rows(
     )
     key_rejected, key_reason, key_detail = key_rejection(key, f"field '{key}' is null")
     no_time = F.col(key).isNotNull() & ts_ms.isNull()
-    rejected = key_rejected | ts_ms.isNull()
     raw = F.col("raw") if "raw" in events.columns else F.to_json(F.struct(*events.columns))
+    frame = events if ticks is None else with_typed_ticks(events, ticks)
+    is_tick, tick_ms = typed_tick(frame)
+    rejected = key_rejected | ts_ms.isNull()
+    if is_tick is not None and tick_ms is not None:
+        rejected = ~is_tick & rejected
+        ts_ms = F.when(is_tick, tick_ms).otherwise(ts_ms)
+        frame = frame.observe(INPUT_OBSERVATION, *input_counts(~is_tick, ~rejected))
     records = EngineRecords(
         key=F.col(key).cast("string"),
         ts_ms=ts_ms,
@@ -309,8 +397,9 @@ def detect_rows(
         detail=F.when(no_time, F.lit(f"field '{time}' is null")).otherwise(key_detail),
         user=F.col(key).cast("string"),
         rejected=rejected,
+        tick=is_tick,
     )
-    return pattern_engine_rows(events, records, compiled, options, raw)
+    return pattern_engine_rows(frame, records, compiled, options, raw)
 
 
 def _events(fields: Sequence[str], types: Sequence[T.DataType] = ()) -> Column:

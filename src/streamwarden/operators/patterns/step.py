@@ -17,21 +17,19 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from streamwarden.operators.base import OperatorStep, writer_for
+from streamwarden.operators.base import OperatorStep
 from streamwarden.operators.observed import (
     OBSERVATION,
-    dead_letter_counts,
     dead_letters_by_reason,
 )
-from streamwarden.operators.patterns.api import dead_letter_rows, match_rows, timeout_rows
 from streamwarden.operators.patterns.from_config import (
     compile_conditions,
     options_from_config,
     pattern_from_config,
 )
+from streamwarden.operators.patterns.observed import INPUT_OBSERVATION, input_counts
 from streamwarden.operators.patterns.records import detect_validated, validated_events
 from streamwarden.operators.patterns.settings import PatternsConfig
-from streamwarden.sinks.base import OutputShape
 from streamwarden.validation import Reason
 from streamwarden.validation.validate import IS_TICK, REASON
 
@@ -40,10 +38,7 @@ if TYPE_CHECKING:
 
     from streamwarden.operators.base import PipelineView
 
-__all__ = ["INPUT_OBSERVATION", "PatternBatchStats", "patterns_step"]
-
-#: Observed metrics on the operator's input: valid events and rejected records per batch.
-INPUT_OBSERVATION = "streamwarden_input"
+__all__ = ["PatternBatchStats", "patterns_step"]
 
 
 @dataclass(frozen=True)
@@ -96,21 +91,7 @@ def patterns_step(config: PipelineView, records: DataFrame) -> OperatorStep:
     result = detect_validated(
         observed, pattern, key=key, fields=cfg.fields_of(schema), options=options_from_config(cfg)
     )
-    carried, types = result.compiled.fields, result.types
-    writer = writer_for(
-        config,
-        {
-            "matches": lambda c: match_rows(c, carried, types),
-            "timeouts": lambda c: timeout_rows(c, carried, types),  # when configured
-            "dead_letters": dead_letter_rows,
-        },
-        {
-            "matches": OutputShape(time="match_start"),
-            "timeouts": OutputShape(time="match_start"),
-            "dead_letters": OutputShape(time="ingest_time"),
-        },
-    )
-    return OperatorStep(result.combined.observe(OBSERVATION, *_output_counts()), writer)
+    return OperatorStep(result.observed(), result.writer(config.context))
 
 
 def _input_counts(key: str) -> list[Column]:
@@ -120,17 +101,4 @@ def _input_counts(key: str) -> list[Column]:
     record = ~F.coalesce(F.col(IS_TICK), F.lit(False))
     set_aside = F.coalesce(F.col(REASON) == F.lit(Reason.POISON.value), F.lit(False))
     valid = (F.col(REASON).isNull() & F.col(key).isNotNull()) | set_aside
-    return [
-        F.count(F.when(record & valid, 1)).alias("events"),
-        F.count(F.when(record & ~valid, 1)).alias("rejected"),
-    ]
-
-
-def _output_counts() -> list[Column]:
-    kind = F.col("kind")
-    return [
-        F.count(F.when(kind == "match", 1)).alias("matches"),
-        F.count(F.when(kind == "timeout", 1)).alias("timeouts"),
-        F.sum(F.when(kind == "overflow", F.col("dropped"))).alias("overflowed_partials"),
-        *dead_letter_counts(),
-    ]
+    return input_counts(record, valid)

@@ -3,24 +3,25 @@ schema, and the same operator over validated records, as a pipeline runs it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from streamwarden.errors import UsageError
+from streamwarden.operators.base import OperatorStep, writer_for
 from streamwarden.operators.engine_rows import (
     SESSION_PAYLOAD,
     EngineRecords,
     engine_rows,
-    reserved_detail,
-    reserved_key,
+    typed_records,
     with_watermark,
 )
+from streamwarden.operators.observed import OBSERVATION, dead_letter_counts
 from streamwarden.operators.sessions.aggregates import (
     SESSION_OUTPUT_COLUMNS,
     STATE_COLUMN,
@@ -32,7 +33,6 @@ from streamwarden.settings import defaults
 from streamwarden.sinks.base import OutputShape
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation import validate_records
-from streamwarden.validation.reasons import Reason
 from streamwarden.validation.validate import (
     DETAIL,
     IS_TICK,
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from streamwarden.schema.model import Schema
+    from streamwarden.settings.context import RunContext
+    from streamwarden.sinks.writer import BatchWriter, Prepare
     from streamwarden.validation.settings import ValidationConfig
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "SessionLayout",
     "SessionizeResult",
     "dead_letter_rows",
+    "observed_counts",
     "sessionize",
     "sessionize_records",
 ]
@@ -114,10 +117,19 @@ class SessionizeResult:
     ``combined`` carries every kind of row (column ``kind``); a pipeline writes it from one
     query so that sessions and dead letters share one checkpoint. ``sessions`` and
     ``dead_letters`` are views of it: starting a query on each would run the operator twice.
+    :func:`streamwarden.run_query` runs it as a pipeline runs its operator (idle ticks, drain,
+    exactly-once sinks).
     """
+
+    operator: ClassVar[str] = "sessions"
 
     combined: DataFrame
     layout: SessionLayout
+    params: SessionParams = field(default_factory=SessionParams)
+    #: The same query with ticks among its events (None: not built from typed events).
+    rebuild: Callable[[DataFrame], SessionizeResult] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def sessions(self) -> DataFrame:
@@ -137,6 +149,59 @@ class SessionizeResult:
     def dead_letters_of(self, batch: DataFrame) -> DataFrame:
         """The dead letters of one micro-batch of ``combined``, as :attr:`dead_letters`."""
         return dead_letter_rows(batch)
+
+    @property
+    def watermark_delay(self) -> timedelta:
+        return self.params.max_out_of_orderness
+
+    @property
+    def drain_horizon(self) -> timedelta:
+        return self.params.drain_horizon
+
+    def state_identity(self) -> dict[str, Any]:
+        return {"sessions": {"key": self.layout.key_name, "aggregates": self.params.aggregates}}
+
+    def writer(
+        self, context: RunContext, *, with_state: bool = False, prepare: Prepare | None = None
+    ) -> BatchWriter:
+        """The exactly-once writer of ``combined``'s batches to the run's ``sessions`` and
+        ``dead_letters`` sinks (those it has)."""
+        return writer_for(
+            context,
+            {
+                "sessions": lambda c: self.layout.session_rows(c, with_state=with_state),
+                "dead_letters": dead_letter_rows,
+            },
+            {
+                "sessions": replace(SESSION_SHAPE, record_key=self.layout.key_name),
+                "dead_letters": DEAD_LETTER_SHAPE,
+            },
+            prepare,
+        )
+
+    def observed(self) -> DataFrame:
+        """``combined`` with the per-batch counts a run reads (``SessionBatchStats``)."""
+        return self.combined.observe(OBSERVATION, *observed_counts())
+
+    def step(self, ticks: DataFrame, context: RunContext) -> OperatorStep:
+        if self.rebuild is None:
+            raise UsageError(
+                "this sessionize result was not built from typed events by "
+                "streamwarden.sessionize, so it cannot take idle ticks: build it with sessionize"
+            )
+        ticked = self.rebuild(ticks)
+        return OperatorStep(ticked.observed(), ticked.writer(context))
+
+
+def observed_counts() -> list[Column]:
+    """Aggregates Spark computes on the fly for each batch (no extra job)."""
+    is_session = F.col("kind") == "session"
+    return [
+        F.count(F.when(is_session, 1)).alias("sessions"),
+        F.sum(F.when(is_session, F.col("event_count"))).alias("session_events"),
+        F.count(F.when(F.col("kind") == "history", 1)).alias("history_events"),
+        *dead_letter_counts(),
+    ]
 
 
 def sessionize(
@@ -169,17 +234,18 @@ def sessionize(
     each function's type and merge rule; ``streamwarden.AGGREGATE_FUNCTIONS`` the same).
 
     A batch DataFrame is refused with a :class:`UsageError`, as are columns it lacks: sessions
-    are closed by the watermark, which only a streaming query has. For a finite input, read its
-    files as a stream and start the query with ``.trigger(availableNow=True)`` (the last
-    sessions close when later events move the watermark past them: a pipeline run with
-    ``--drain`` closes them all); to try the rules on a few events, use
+    are closed by the watermark, which only a streaming query has. To run the result to sinks
+    exactly once, with idle ticks and, for a finite input, the drain that closes the last
+    sessions, give it to :func:`streamwarden.run_query`; to try the rules on a few events, use
     :class:`streamwarden.testing.SessionTester`.
 
     Example::
 
         result = sessionize(payments, key="account", time="at", gap=timedelta(minutes=20),
                             aggregates={"total": "sum(amount)"})
-        result.combined.writeStream.foreachBatch(...).start()
+        run_query(result, checkpoint="ck/payments", once=True, drain=True,
+                  sinks={"sessions": {"path": "out/sessions"},
+                         "dead_letters": {"path": "out/dead_letters"}})
     """
     if aggregates is not None and not isinstance(aggregates, Mapping):
         raise UsageError(
@@ -199,29 +265,25 @@ def sessionize(
     key_type = events.select(F.col(key)).schema.fields[0].dataType
     key_name = key.rsplit(".", 1)[-1]
     bound = tuple(params.bind(_struct_of(events), key_name=key_name, where="sessionize: "))
-    layout = SessionLayout(key_name, key_type, bound)
-    time_type = events.select(F.col(time)).schema.fields[0].dataType
-    ts_ms = F.unix_millis(F.col(time)) if isinstance(time_type, T.TimestampType) else F.col(time)
-    raw = F.to_json(F.struct(*[F.col(f"`{c}`") for c in events.columns]))
-    key_text = F.col(key).cast("string")
-    missing = key_text.isNull() | ts_ms.isNull()
-    reserved = F.coalesce(reserved_key(key_text), F.lit(False))
-    rejected = missing | reserved
-    records = EngineRecords(
-        key=key_text,
-        ts_ms=F.when(~rejected, ts_ms.cast("long")),
-        raw=raw,
-        reason=F.when(missing, F.lit(Reason.MISSING_FIELD.value)).when(
-            reserved, F.lit(Reason.INVALID_KEY.value)
-        ),
-        detail=F.when(key_text.isNull(), F.lit(f"the key '{key}' is null"))
-        .when(ts_ms.isNull(), F.lit(f"the time '{time}' is null"))
-        .when(reserved, F.concat(F.lit(reserved_detail(key)))),
-        user=key_text,
-        rejected=rejected,
+    return _typed(events, key, time, params, SessionLayout(key_name, key_type, bound), None)
+
+
+def _typed(
+    events: DataFrame,
+    key: str,
+    time: str,
+    params: SessionParams,
+    layout: SessionLayout,
+    ticks: DataFrame | None,
+) -> SessionizeResult:
+    """The session step over typed ``events`` (with ``ticks`` among them, if given)."""
+    frame, records, raw = typed_records(events, key, time, ticks)
+    bound = layout.aggregates
+    rows = engine_rows(frame, records, _payload_names(bound), _payload(bound, F.octet_length(raw)))
+    result = _run(
+        events.sparkSession, with_watermark(rows, params.max_out_of_orderness), params, layout
     )
-    rows = engine_rows(events, records, _payload_names(bound), _payload(bound, F.octet_length(raw)))
-    return _run(events.sparkSession, with_watermark(rows, max_out_of_orderness), params, layout)
+    return replace(result, rebuild=lambda t: _typed(events, key, time, params, layout, t))
 
 
 def sessionize_records(
@@ -284,7 +346,7 @@ def _run(
             rows._jdf, plan, params.slow_key_threshold_ms
         ),
     )
-    return SessionizeResult(DataFrame(jdf, spark), layout)
+    return SessionizeResult(DataFrame(jdf, spark), layout, params)
 
 
 def _payload_names(aggregates: Sequence[Aggregate]) -> tuple[str, ...]:

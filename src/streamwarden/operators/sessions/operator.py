@@ -7,12 +7,9 @@ letter, so ``records = events in final sessions + dead letters``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 
 from streamwarden.history.base import StoredColumns
 from streamwarden.operators.base import (
@@ -20,19 +17,14 @@ from streamwarden.operators.base import (
     Batches,
     OperatorStep,
     Outputs,
-    writer_for,
 )
 from streamwarden.operators.observed import (
     OBSERVATION,
-    dead_letter_counts,
     dead_letters_by_reason,
 )
 from streamwarden.operators.sessions.accounting import Accounting, reconcile
 from streamwarden.operators.sessions.api import (
-    DEAD_LETTER_SHAPE,
-    SESSION_SHAPE,
     SessionLayout,
-    dead_letter_rows,
     sessionize_records,
 )
 from streamwarden.operators.sessions.history import HistoryMerge, stored_columns
@@ -84,17 +76,6 @@ def _optional_count(row: Any, name: str) -> int:
         return 0
 
 
-def observed_counts() -> list[Column]:
-    """Aggregates Spark computes on the fly for each batch (no extra job)."""
-    is_session = F.col("kind") == "session"
-    return [
-        F.count(F.when(is_session, 1)).alias("sessions"),
-        F.sum(F.when(is_session, F.col("event_count"))).alias("session_events"),
-        F.count(F.when(F.col("kind") == "history", 1)).alias("history_events"),
-        *dead_letter_counts(),
-    ]
-
-
 class SessionsOperator:
     """Sessionization as a pipeline operator; its section is ``[sessions]``."""
 
@@ -113,8 +94,7 @@ class SessionsOperator:
         return _section(config).max_out_of_orderness
 
     def drain_horizon(self, config: PipelineView) -> timedelta:
-        s = _section(config)
-        return s.gap + s.allowed_lateness + s.max_out_of_orderness
+        return SessionParams.from_config(_section(config)).drain_horizon
 
     def state_identity(self, config: PipelineView) -> dict[str, Any]:
         aggregates = dict(_section(config).aggregates)
@@ -132,21 +112,9 @@ class SessionsOperator:
         result = sessionize_records(
             records, config.schema, params, config.validation, keep_state=history
         )
-        writer = writer_for(
-            config,
-            {
-                "sessions": lambda combined: result.layout.session_rows(
-                    combined, with_state=history
-                ),
-                "dead_letters": dead_letter_rows,
-            },
-            {
-                "sessions": replace(SESSION_SHAPE, record_key=result.layout.key_name),
-                "dead_letters": DEAD_LETTER_SHAPE,
-            },
-            HistoryMerge(config, params, result.layout) if history else None,
-        )
-        return OperatorStep(result.combined.observe(OBSERVATION, *observed_counts()), writer)
+        prepare = HistoryMerge(config, params, result.layout) if history else None
+        writer = result.writer(config.context, with_state=history, prepare=prepare)
+        return OperatorStep(result.observed(), writer)
 
     def stats_from_progress(self, progress: dict[str, Any]) -> SessionBatchStats | None:
         return SessionBatchStats.from_progress(progress)

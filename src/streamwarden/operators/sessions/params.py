@@ -88,6 +88,11 @@ class SessionParams:
                 "events the state no longer can; raise it, or turn it off"
             )
 
+    @property
+    def drain_horizon(self) -> timedelta:
+        """How far past the latest event time every session has closed and expired."""
+        return self.gap + self.allowed_lateness + self.max_out_of_orderness
+
     def _check_types(self) -> None:
         check_duration(ConfigError, "gap", self.gap, example="timedelta(minutes=30)")
         check_duration(
