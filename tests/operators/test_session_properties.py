@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, localcontext
 from typing import Any
 
@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamwarden.operators.sessions import SessionParams
+from streamwarden.operators.sessions.aggregates import AGGREGATE_FUNCTIONS
 from streamwarden.schema import Schema
 from streamwarden.testing import SessionOutput, SessionRevision, SessionTester
 from tests.support import PAGEVIEW_AGGREGATES, PAGEVIEW_SCHEMA, T0, T0_MS
@@ -39,9 +40,11 @@ class Shape:
     aggregates: dict[str, str]
     values: st.SearchStrategy[dict[str, Any]]
     time_of: Callable[[float], Any]
+    #: How a key ("a", "b", "c") is written in the key field's type.
+    key_of: Callable[[str], Any] = str
 
     def record(self, key: str, minute: float, values: dict[str, Any]) -> dict[str, Any]:
-        return {self.schema.key: key, self.schema.time: self.time_of(minute), **values}
+        return {self.schema.key: self.key_of(key), self.schema.time: self.time_of(minute), **values}
 
 
 PAGEVIEWS = Shape(
@@ -383,3 +386,101 @@ def test_late_events_bridging_emitted_sessions_merge_them_into_the_batch_computa
     }
     assert {s.session_id for s in final} | absorbed == set(ids)
     assert absorbed == {sid for sid, bridge in zip(ids[1:], bridged, strict=True) if bridge}
+
+
+# -- random schemas ----------------------------------------------------------------------------
+#: Each declarable scalar type, with values of it (as a record of the schema holds them).
+SCALARS: dict[str, st.SearchStrategy[Any]] = {
+    "SMALLINT": st.integers(-(2**15), 2**15 - 1),
+    "INT": st.integers(-(2**31), 2**31 - 1),
+    "BIGINT": st.integers(-(2**40), 2**40),  # 40 summed stay within a long
+    "FLOAT": st.sampled_from([0.0, 0.5, -1.25, 3.0, 1024.0, -0.0078125]),  # exact in 32 bits
+    "DOUBLE": st.one_of(
+        st.sampled_from([0.1, 0.2, 0.3, 1e16, -1e16, 2.5e-8]),
+        st.floats(-1e9, 1e9, allow_nan=False, allow_infinity=False),
+    ),
+    "STRING": st.sampled_from(["", "a", "b", "café", "zz", "Z"]),
+    "BOOLEAN": st.booleans(),
+    "DATE": st.dates(date(2000, 1, 1), date(2100, 12, 31)),
+    "TIMESTAMP": st.datetimes(datetime(2001, 1, 1), datetime(2099, 1, 1), timezones=st.just(UTC)),
+}
+NUMBERS = ("SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE")
+#: Types only ``count(f)`` takes.
+COMPOUNDS: dict[str, st.SearchStrategy[Any]] = {
+    "ARRAY<INT>": st.lists(st.integers(0, 9), max_size=3),
+    "STRUCT<x: STRING>": st.fixed_dictionaries({"x": st.sampled_from(["p", "q"])}),
+}
+#: How an event's time (minutes after T0) is written, by the time field's declaration.
+TIMES: dict[tuple[str, str], Callable[[float], Any]] = {
+    ("TIMESTAMP", "ms"): lambda m: T0 + timedelta(minutes=m),
+    ("BIGINT", "ms"): lambda m: T0_MS + round(m * 60_000),
+    ("BIGINT", "s"): lambda m: T0_MS // 1000 + round(m * 60),
+    ("INT", "s"): lambda m: T0_MS // 1000 + round(m * 60),
+    ("BIGINT", "us"): lambda m: (T0_MS + round(m * 60_000)) * 1000,
+}
+KEY_TYPES: dict[str, Callable[[str], Any]] = {
+    "STRING": lambda k: k,
+    "INT": lambda k: KEYS.index(k) - 1,  # -1, 0, 1
+    "BIGINT": lambda k: 2**40 + KEYS.index(k),
+}
+
+
+@st.composite
+def random_shapes(draw: st.DrawFn) -> Shape:
+    """A schema of random field types (a key and a time of every declarable kind, one to five
+    other fields, each possibly null), aggregates of every function over fields they take, and
+    how its records are made."""
+    key_type = draw(st.sampled_from(sorted(KEY_TYPES)))
+    time_type, unit = draw(st.sampled_from(sorted(TIMES)))
+    types = draw(st.lists(st.sampled_from([*SCALARS, *COMPOUNDS]), min_size=1, max_size=5))
+    names = [f"f{i}" for i in range(len(types))]
+    fields = ", ".join(
+        [
+            f"k {key_type}",
+            f"t {time_type}",
+            *(f"{n} {t}" for n, t in zip(names, types, strict=True)),
+        ]
+    )
+    aggregates = {"events": "count()"}
+    for n, t in zip(names, types, strict=True):
+        if t in COMPOUNDS:
+            functions = ["count"]
+        elif t in NUMBERS:
+            functions = list(AGGREGATE_FUNCTIONS)
+        else:
+            functions = [f for f in AGGREGATE_FUNCTIONS if f not in ("sum", "avg")]
+        for function in draw(st.lists(st.sampled_from(functions), min_size=1, unique=True)):
+            aggregates[f"{function}_{n}"] = f"{function}({n})"
+    strategies = {**SCALARS, **COMPOUNDS}
+    values = st.fixed_dictionaries(
+        {n: st.one_of(st.none(), strategies[t]) for n, t in zip(names, types, strict=True)}
+    )
+    schema = Schema(key="k", time="t", time_unit=unit, fields=fields)
+    return Shape(
+        f"random<{fields}>",
+        schema,
+        aggregates,
+        values,
+        TIMES[(time_type, unit)],
+        KEY_TYPES[key_type],
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_for_any_schema_and_batching_within_lateness_the_aggregates_are_the_batch_computation(
+    data: st.DataObject,
+) -> None:
+    shape = data.draw(random_shapes())
+    events = data.draw(events_of(shape, max_size=30))
+    out = feed(
+        make_tester(shape, allowed_lateness=ALL_WITHIN),
+        shape,
+        batches_of(events, data.draw(batch_sizes)),
+    )
+    assert [o for o in out if o.kind != "session"] == []
+    expected = [summary(shape, s) for s in gap_sessions(events)]
+    expected = [(str(shape.key_of(e[0])), *e[1:]) for e in expected]  # the tester keys by text
+    assert sorted_summaries([summary_of(s) for s in final_sessions(out)]) == sorted_summaries(
+        expected
+    )
