@@ -27,7 +27,10 @@ path = "out/checkpoint"
 """
 
 
-def test_doctor_reports_missing_delta_jars_with_the_fix(tmp_path, capsys, monkeypatch):
+@pytest.mark.spark
+def test_doctor_reports_missing_delta_jars_with_the_fix(
+    doctor_spark, tmp_path, capsys, monkeypatch
+):
     monkeypatch.setenv("STREAMWARDEN_JARS_DIR", str(tmp_path / "no-jars"))
     config = tmp_path / "p.toml"
     config.write_text(DELTA_CONFIG)

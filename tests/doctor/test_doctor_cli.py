@@ -1,4 +1,5 @@
-"""``streamwarden doctor CONFIG`` and the same checks run by ``streamwarden run``."""
+"""``streamwarden doctor CONFIG`` and the same checks run by ``streamwarden run``. ``doctor``
+reads its input sample on Spark, so its tests run on the shared session (``doctor_spark``)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def archives(tmp_path, monkeypatch):
     return make_for
 
 
-def test_doctor_exits_0_and_says_so_on_a_clean_config(tmp_path, capsys, archives):
+@pytest.mark.spark
+def test_doctor_exits_0_and_says_so_on_a_clean_config(doctor_spark, tmp_path, capsys, archives):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL)
     archives(path)
@@ -41,8 +43,9 @@ def test_doctor_exits_0_and_says_so_on_a_clean_config(tmp_path, capsys, archives
     assert "no findings" in capsys.readouterr().out
 
 
+@pytest.mark.spark
 def test_doctor_warns_when_no_class_archive_was_made_and_says_how_to_make_one(
-    tmp_path, capsys, archives
+    doctor_spark, tmp_path, capsys, archives
 ):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL)
@@ -53,8 +56,9 @@ def test_doctor_warns_when_no_class_archive_was_made_and_says_how_to_make_one(
     assert f"pyspark: `{sys.executable} -m streamwarden.cli.class_archive` or `make setup`" in out
 
 
+@pytest.mark.spark
 def test_an_installed_package_is_told_of_its_archive_folder_and_a_command_it_can_run(
-    tmp_path, capsys, monkeypatch
+    doctor_spark, tmp_path, capsys, monkeypatch
 ):
     monkeypatch.setattr(jar_sets, "_POM", tmp_path / "no-source-tree" / "pom.xml")
     monkeypatch.delenv(CACHE_VARIABLE, raising=False)
@@ -68,7 +72,10 @@ def test_an_installed_package_is_told_of_its_archive_folder_and_a_command_it_can
     assert "make setup" not in out
 
 
-def test_an_archive_made_for_another_class_path_does_not_count(tmp_path, capsys, archives):
+@pytest.mark.spark
+def test_an_archive_made_for_another_class_path_does_not_count(
+    doctor_spark, tmp_path, capsys, archives
+):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL)
     archives(path)
@@ -78,8 +85,9 @@ def test_an_archive_made_for_another_class_path_does_not_count(tmp_path, capsys,
     assert "warning: no-class-archive: " in capsys.readouterr().out
 
 
+@pytest.mark.spark
 def test_no_archive_is_asked_for_when_the_users_own_options_decide_class_sharing(
-    tmp_path, capsys, archives
+    doctor_spark, tmp_path, capsys, archives
 ):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL + '[spark.conf]\n"spark.driver.extraJavaOptions" = "-Xshare:off"\n')
@@ -98,7 +106,8 @@ def test_run_does_not_warn_about_the_class_archive(tmp_path, capsys, archives):
     assert "no-class-archive" not in err
 
 
-def test_doctor_exits_0_with_warnings_only(tmp_path, capsys):
+@pytest.mark.spark
+def test_doctor_exits_0_with_warnings_only(doctor_spark, tmp_path, capsys):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL + '[sessions]\nallowed_lateness = "2d"\n')
     assert main(["doctor", str(path)]) == 0
@@ -107,7 +116,8 @@ def test_doctor_exits_0_with_warnings_only(tmp_path, capsys):
     assert "see: docs/failure-modes.md#state-without-deadline" in out
 
 
-def test_doctor_exits_2_on_an_error(tmp_path, capsys):
+@pytest.mark.spark
+def test_doctor_exits_2_on_an_error(doctor_spark, tmp_path, capsys):
     path = tmp_path / "p.toml"
     path.write_text(
         MINIMAL + f'[spark.conf]\n"spark.sql.streaming.stateStore.providerClass" = "{HDFS}"\n'
@@ -126,8 +136,9 @@ def test_run_refuses_a_config_with_an_error_before_starting_spark(tmp_path, caps
     assert not (tmp_path / "out" / "checkpoint").exists()
 
 
+@pytest.mark.spark
 def test_doctor_plan_builds_the_sessions_query_and_finds_its_watermark(
-    spark, tmp_path, capsys, archives
+    doctor_spark, tmp_path, capsys, archives
 ):
     path = tmp_path / "p.toml"
     path.write_text(MINIMAL + '[spark]\nmaster = "local[2]"\nshuffle_partitions = 4\n')
@@ -137,7 +148,10 @@ def test_doctor_plan_builds_the_sessions_query_and_finds_its_watermark(
     assert "no findings" in capsys.readouterr().out
 
 
-def test_a_where_on_an_unknown_column_is_one_message_with_no_java_trace(spark, tmp_path, capfd):
+@pytest.mark.spark
+def test_a_where_on_an_unknown_column_is_one_message_with_no_java_trace(
+    doctor_spark, tmp_path, capfd
+):
     from tests.config.test_pattern_config import PATTERN
 
     path = tmp_path / "p.toml"

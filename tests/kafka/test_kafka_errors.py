@@ -82,7 +82,7 @@ def test_a_missing_topic_is_named_with_the_fix_and_exit_2(tmp_path, capsys, kafk
     assert "topic 'no-such-topic' does not exist" in line and "source.topics" in line
 
 
-def test_doctor_reports_each_missing_topic_as_a_finding(tmp_path, capsys, kafka_broker):
+def test_doctor_reports_each_missing_topic_as_a_finding(spark, tmp_path, capsys, kafka_broker):
     config = _config(tmp_path, kafka_broker.bootstrap_servers, "no-source", "no-sessions")
     assert main(["doctor", str(config)]) == 2
     out = capsys.readouterr().out

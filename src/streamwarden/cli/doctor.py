@@ -1,8 +1,10 @@
 """``streamwarden doctor CONFIG``: contradictions and missing deadlines in a pipeline's settings,
-and what of the installation slows its start (``doctor/installation.py``).
+what a sample of its input would get from validation (on a local Spark session,
+``doctor/input_sample.py``), and what of the installation slows its start
+(``doctor/installation.py``).
 
 Exit 2 when any finding is an error, 0 otherwise. ``run`` calls :func:`preflight` first (the
-config's checks, not the installation's).
+config's checks, not the input sample's nor the installation's).
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from typing import TYPE_CHECKING
 
 from streamwarden.cli.arguments import Subcommands
 from streamwarden.doctor.findings import Finding
-from streamwarden.errors import ConfigError
+from streamwarden.errors import ConfigError, StreamwardenError
 
 if TYPE_CHECKING:  # the config imports the operators, and so Spark: not at start-up
+    from pyspark.sql import SparkSession
+
     from streamwarden.config.model import PipelineConfig
+    from streamwarden.plan import PipelinePlan
 
 __all__ = ["preflight", "register"]
 
@@ -38,12 +43,15 @@ def register(commands: Subcommands) -> None:
 def doctor_command(args: argparse.Namespace) -> int:
     from streamwarden.config import load_config
     from streamwarden.doctor import Severity, diagnose, render_findings
+    from streamwarden.doctor.input_sample import check_input_sample
     from streamwarden.doctor.installation import installation_findings
 
     config = load_config(args.config)
-    findings = diagnose(config) + installation_findings(config)
+    findings = diagnose(config)
+    spark = _doctor_spark(config)  # one session for the input sample and the plan
+    findings += check_input_sample(config, spark) + installation_findings(config)
     if args.plan:
-        findings += _plan_findings(config)
+        findings += _plan_findings(config, spark)
     if not findings:
         print(f"{args.config}: no findings")
         return 0
@@ -67,10 +75,35 @@ def preflight(config: PipelineConfig, config_path: Path) -> None:
         print(finding.render(), file=sys.stderr)
 
 
-def _plan_findings(config: PipelineConfig) -> list[Finding]:
+def _doctor_spark(config: PipelineConfig) -> SparkSession:
+    """A local session with the jars and Spark settings a run of ``config`` gets (the Kafka
+    reader's, Delta's), so that the sample is read and the plan built as the run would."""
     from streamwarden.cli.offline import offline_spark
+    from streamwarden.plan import PipelinePlan
+
+    conf, jars = _session_parts(PipelinePlan.of(config))
+    return offline_spark("doctor", conf=conf, jars=jars)
+
+
+def _session_parts(plan: PipelinePlan) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The plan's Spark settings and jars. When some jars are missing (a finding of
+    :func:`diagnose` names them, with the fix): ``[spark.conf]`` alone (not a part's settings
+    that name its missing classes) and the source's jars if they are there, else none; the
+    sample then says why it cannot be read, if it cannot."""
+    config = plan.config
+    try:
+        return plan.spark_conf(), plan.jars
+    except StreamwardenError:
+        pass
+    try:
+        jars = tuple(plan.source.jars(config.source, config.context))
+    except StreamwardenError:
+        jars = ()
+    return dict(config.spark.conf), jars
+
+
+def _plan_findings(config: PipelineConfig, spark: SparkSession) -> list[Finding]:
     from streamwarden.doctor.plan import check_plan
     from streamwarden.pipeline import Pipeline
 
-    spark = offline_spark("doctor")
     return check_plan(Pipeline(config, spark).stream_frame())

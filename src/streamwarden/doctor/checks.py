@@ -1,4 +1,6 @@
-"""Every config check ``doctor`` runs. Each takes the config and returns its findings.
+"""Every config check ``doctor`` runs without Spark. Each takes the config and returns its
+findings. (The input sample needs Spark: ``doctor/input_sample.py``, which the ``doctor``
+command runs beside these, and ``run`` never.)
 
 Thresholds are named constants with their reason beside them; a finding's text names the
 setting, shows its value and says what to change.
@@ -22,7 +24,6 @@ from streamwarden.doctor.cluster import check_cluster_storage
 from streamwarden.doctor.connections import connection_findings
 from streamwarden.doctor.exposure import check_exposure
 from streamwarden.doctor.findings import Finding, Severity
-from streamwarden.doctor.input_sample import check_input_sample
 from streamwarden.doctor.memory import JVM_NATIVE, MIB, process_memory
 from streamwarden.errors import StreamwardenError
 from streamwarden.operators.sessions.settings import SessionsConfig
@@ -52,10 +53,12 @@ _NO_DATA = "spark.sql.streaming.noDataMicroBatches.enabled"
 
 
 def diagnose(config: PipelineConfig, *, connections: bool = True) -> list[Finding]:
-    """All findings for ``config``, in check order; without the questions to the source's and
-    sinks' servers and the input sample when ``connections`` is false (``run`` has asked them
-    already, and watches its dead letters itself)."""
-    outside = (connection_findings, check_input_sample)
+    """All findings of the Spark-free checks for ``config``, in check order; without the
+    questions to the source's and sinks' servers when ``connections`` is false (``run`` has
+    asked them already). The input sample is not among them: it needs Spark
+    (:func:`~streamwarden.doctor.input_sample.check_input_sample`), and ``run`` watches its
+    dead letters itself."""
+    outside = (connection_findings,)
     checks = CHECKS if connections else tuple(c for c in CHECKS if c not in outside)
     return [finding for check in checks for finding in check(config)]
 
@@ -334,5 +337,4 @@ CHECKS: tuple[Callable[[PipelineConfig], list[Finding]], ...] = (
     check_exposure,
     check_cluster_storage,
     connection_findings,
-    check_input_sample,
 )

@@ -1,95 +1,96 @@
 """``doctor`` reads a sample of the input against the schema: what each record would get.
 
 A field-name typo in ``[schema]`` sends every record to the dead letters; event times in seconds
-read as milliseconds land in January 1970. Both pass every check of the settings alone, so
-``doctor`` reads up to :data:`SAMPLE` records of the newest landing files with the very reader a
-pipeline validates with (the engine's ``RecordReader``, in a small JVM without Spark), and
-reports the share that would be dead letters with their reasons, and event times that are
-implausible for the declared unit (with the unit that would make them plausible).
+read as milliseconds land in January 1970; a ``[schema.checks]`` bound or a ``[[schema.rules]]``
+rule that the data never meets rejects it all. Each passes every check of the settings alone,
+so ``doctor`` reads up to :data:`SAMPLE` of the newest records of the source (its
+:meth:`~streamwarden.sources.base.Source.sample`: the newest landing files, JSON lines or
+Parquet, or the newest records of each Kafka partition) and validates them with the pipeline's
+own validation (:func:`~streamwarden.validation.validate_records`, on Spark): it reports the
+share that would be dead letters with their reasons, and event times that are implausible for
+the declared unit (with the unit that would make them plausible). A sample that cannot be read
+is a warning saying why, never a failed ``doctor``.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.findings import Finding, Severity
-from streamwarden.sources.files import FilesSourceSettings, landing_folder, landing_pattern
-from streamwarden.sources.landing_guard import expand_pattern
-from streamwarden.validation.validate import reader_spec
+from streamwarden.errors import StreamwardenError
+from streamwarden.plan import PipelinePlan
+from streamwarden.sources.files import FilesSourceSettings
+from streamwarden.sources.kafka import KafkaSourceSettings
+from streamwarden.spark.jvm import first_line, java_message, query_errors_unlogged
+from streamwarden.validation import DETAIL, REASON, TICK_SOURCE, TS_MS, validate_records
 
-__all__ = ["SAMPLE", "check_input_sample", "landing_sample"]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SAMPLE", "check_input_sample"]
 
 #: How many records doctor reads.
 SAMPLE = 200
 _UNIT_MS = {"s": 1000, "ms": 1, "us": 0.001}
 
 
-def check_input_sample(config: PipelineConfig) -> list[Finding]:
-    """Findings from a sample of the input; none when there is no input to read yet (or the
-    source is not a landing folder of JSON lines)."""
-    records = landing_sample(config.source)
-    if not records:
-        return []
-    outcomes = _outcomes(config, records)
-    where = f"the newest landing files of {str(landing_folder(config.source))!r}"
-    return [*_rejects(outcomes, len(records), where), *_times(config, outcomes, where)]
+def check_input_sample(config: PipelineConfig, spark: SparkSession) -> list[Finding]:
+    """Findings from a sample of the input, validated on ``spark`` as the pipeline validates
+    it; none when there is no input to read yet, one warning (``input-unread``) when the
+    sample cannot be read. A ``[schema]`` that validation refuses to build (a rule that is not
+    Spark SQL) raises its :class:`~streamwarden.errors.ConfigError`, as a run would."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+    from pyspark.sql import functions as F
 
-
-def landing_sample(source: object, limit: int = SAMPLE) -> list[str]:
-    """Up to ``limit`` records of the newest input files of a JSON-lines landing folder."""
-    if not isinstance(source, FilesSourceSettings) or source.format != "jsonl":
-        return []
-    folder = source.folder
-    if not folder.is_dir():
-        return []
-    files = {f for glob in expand_pattern(landing_pattern(source)) for f in folder.glob(glob)}
-    newest = sorted(
-        (f for f in files if f.is_file() and not f.name.startswith((".", "_"))),
-        key=lambda f: f.stat().st_mtime,
-        reverse=True,
-    )
-    records: list[str] = []
-    for path in newest:
-        records += _lines(path, limit - len(records))
-        if len(records) >= limit:
-            break
-    return records
-
-
-def _lines(path: Path, limit: int) -> list[str]:
-    opener: Any = gzip.open if path.name.endswith(".gz") else open
-    out: list[str] = []
+    where = _where(config)
+    source = PipelinePlan.of(config).source
+    unreadable = (StreamwardenError, PySparkException, Py4JError, OSError)
     try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as lines:
-            for line in lines:
-                if line.strip():
-                    out.append(line.rstrip("\n"))
-                if len(out) >= limit:
-                    break
-    except OSError:
-        return out
-    return out
+        with query_errors_unlogged():
+            frame = source.sample(spark, config.source, config.context, SAMPLE)
+    except unreadable as exc:
+        return [_unread(where, exc)]
+    if frame is None:
+        return []
+    records = frame.withColumn(TICK_SOURCE, F.lit(False))  # the source's records, no ticks
+    outcomes = validate_records(records, config.schema, config.validation)
+    try:
+        with query_errors_unlogged():
+            rows = outcomes.select(REASON, DETAIL, TS_MS).collect()
+    except unreadable as exc:
+        return [_unread(where, exc)]
+    if not rows:
+        return []
+    sampled = [{"reason": r[0], "detail": r[1], "ts_ms": r[2]} for r in rows]
+    return [*_rejects(sampled, len(sampled), where), *_times(config, sampled, where)]
 
 
-def _outcomes(config: PipelineConfig, records: list[str]) -> list[dict[str, Any]]:
-    from streamwarden.spark.engine_gateway import engine_gateway
-
+def _where(config: PipelineConfig) -> str:
+    """Where the sample is read, as the findings name it."""
     source = config.source
-    spec = json.dumps(
-        reader_spec(
-            config.schema,
-            time_from_source=getattr(source, "event_time", "field") != "field",
-            key_from_source=getattr(source, "key", "field") != "field",
-        )
+    if isinstance(source, FilesSourceSettings):
+        return f"the newest landing files of {str(source.folder)!r}"
+    if isinstance(source, KafkaSourceSettings):
+        if source.topics is not None:
+            return f"the newest records of topic(s) {', '.join(map(repr, source.topics))}"
+        return f"the newest records of the topics matching {source.topic_pattern!r}"
+    return f"the newest records of {PipelinePlan.of(config).source.where(source)}"
+
+
+def _unread(where: str, exc: BaseException) -> Finding:
+    return Finding(
+        "input-unread",
+        Severity.WARNING,
+        f"could not read a sample of {where} to check it against [schema]: "
+        f"{first_line(java_message(exc))}",
+        "make the input readable (the broker up, the files readable), then run doctor again to "
+        "check its records",
+        "bad-input",
     )
-    reader = engine_gateway().jvm.io.streamwarden.engine.json.RecordReader
-    return [json.loads(reader.outcomeJson(record, spec)) for record in records]
 
 
 def _rejects(outcomes: list[dict[str, Any]], sampled: int, where: str) -> list[Finding]:
@@ -113,7 +114,9 @@ def _rejects(outcomes: list[dict[str, Any]], sampled: int, where: str) -> list[F
 
 
 def _times(config: PipelineConfig, outcomes: list[dict[str, Any]], where: str) -> list[Finding]:
-    times = [o["ts_ms"] for o in outcomes if o["reason"] is None and o["ts_ms"] is not None]
+    # every event time read, those of records rejected for it too (before
+    # earliest_event_time, too far ahead): a wrong unit is what puts them there
+    times = [o["ts_ms"] for o in outcomes if o["ts_ms"] is not None]
     earliest = config.validation.earliest_event_time
     # with earliest_event_time off, the user says early times are real: only the far future
     # (seconds read as microseconds, say) is implausible

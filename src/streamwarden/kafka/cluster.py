@@ -11,7 +11,19 @@ from typing import Any
 
 from streamwarden.errors import ConfigError, UnreachableError
 
-__all__ = ["QUIET", "error_text", "existing_topics", "require_topics"]
+__all__ = [
+    "INTERNAL_TOPICS",
+    "QUIET",
+    "error_text",
+    "existing_topics",
+    "matching_topics",
+    "partition_offsets",
+    "require_topics",
+]
+
+#: The broker's own topics, which a consumer subscribed by pattern never reads (Kafka's
+#: ``exclude.internal.topics``, on by default).
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 
 def existing_topics(client: Mapping[str, str], timeout_s: float) -> dict[str, int]:
@@ -61,6 +73,49 @@ def require_topics(
             f"fix {setting}"
         )
     return {t: found[t] for t in topics}
+
+
+def matching_topics(client: Mapping[str, str], pattern: str, timeout_s: float) -> dict[str, int]:
+    """The partition counts of the cluster's topics that ``pattern`` (a regular expression)
+    matches as a whole, as a consumer subscribed by pattern reads them (internal topics left
+    out); none is no error, as a pattern may match no topic yet."""
+    import re
+
+    matches = re.compile(pattern).fullmatch
+    found = existing_topics(client, timeout_s)
+    return {t: n for t, n in found.items() if t not in INTERNAL_TOPICS and matches(t)}
+
+
+def partition_offsets(
+    client: Mapping[str, str], partitions: Mapping[str, int], timeout_s: float
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """The low and high watermark offsets (the oldest record's, and the next record's) of each
+    partition of ``partitions`` (topic -> partition count), by (topic, partition);
+    :class:`UnreachableError` if the broker does not give them within ``timeout_s``."""
+    from confluent_kafka import KafkaException, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    wanted = [TopicPartition(t, p) for t, n in partitions.items() for p in range(n)]
+    if not wanted:
+        return {}
+    settings: dict[str, Any] = {**client, "logger": QUIET}
+    admin = AdminClient(settings)
+
+    def offsets(spec: OffsetSpec) -> dict[tuple[str, int], int]:
+        futures = admin.list_offsets({tp: spec for tp in wanted}, request_timeout=timeout_s)
+        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+
+    try:
+        low = offsets(OffsetSpec.earliest())  # type: ignore[no-untyped-call]
+        high = offsets(OffsetSpec.latest())  # type: ignore[no-untyped-call]
+    except KafkaException as exc:
+        servers = client.get("bootstrap.servers", "?")
+        raise UnreachableError(
+            f"Kafka at {servers!r} did not give the offsets of topic(s) "
+            f"{', '.join(repr(t) for t in partitions)} within {timeout_s:g} s "
+            f"({error_text(exc)}); check that the broker is up and the topics readable"
+        ) from None
+    return {tp: (low[tp], high[tp]) for tp in low}
 
 
 def error_text(exc: Exception) -> str:

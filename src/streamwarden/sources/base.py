@@ -70,6 +70,16 @@ class Source(Protocol):
         and the source's own log, which say exactly what the batch holds)."""
         ...
 
+    def sample(
+        self, spark: SparkSession, settings: KindSettings, context: RunContext, limit: int
+    ) -> DataFrame | None:
+        """A bounded (batch) DataFrame shaped as :meth:`read`'s (a ``raw`` column and the
+        optional ``SOURCE_*`` columns) of up to ``limit`` of the newest records, for doctor;
+        None when there is nothing to read yet. Raises a
+        :class:`~streamwarden.errors.StreamwardenError` (or Spark's error, when the DataFrame
+        is read) if the source cannot be read."""
+        ...
+
     def before_start(self, settings: KindSettings, context: RunContext) -> None:
         """Checks and upkeep of the source's part of the checkpoint that matter only when a
         query starts (each attempt of a run, before Spark replays a planned batch); raises a

@@ -7,6 +7,7 @@ path and dead letters always carry the original record.
 
 from __future__ import annotations
 
+from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,6 +39,7 @@ __all__ = [
     "FilesSourceSettings",
     "landing_folder",
     "landing_pattern",
+    "newest_landing_files",
     "parquet_row_raw",
     "read_landing",
 ]
@@ -172,6 +174,26 @@ class FilesSource:
             raise SourceError(f"the checkpoint's file log lists no landing file for batch {batch}")
         return _raw_of(spark.read, _own(settings), files)
 
+    def sample(
+        self, spark: SparkSession, settings: KindSettings, context: RunContext, limit: int
+    ) -> DataFrame | None:
+        """Up to ``limit`` records of the newest landing files (:func:`newest_landing_files`),
+        each line, or each Parquet row as JSON with the stream's schema, as the stream reads
+        them; None when the folder holds no input file yet. The newest file's records come
+        first: Spark orders the files of one read by size, so the files are read in groups of
+        1, 2, 4... from the newest, one after the other, and a limited collect reads no more
+        of them than it needs."""
+        source = _own(settings)
+        files = newest_landing_files(source, limit)  # each holds a record, or none
+        if not files:
+            return None
+        reader = spark.read
+        if source.format == "parquet":
+            reader = reader.schema(_parquet_schema(spark, source.folder, landing_pattern(source)))
+        groups = [files[2**i - 1 : 2 ** (i + 1) - 1] for i in range(len(files).bit_length())]
+        frames = [_raw_of(reader, source, [str(f) for f in group]) for group in groups]
+        return reduce(lambda a, b: a.union(b), frames).limit(limit)
+
     def where(self, settings: KindSettings) -> str:
         return str(landing_folder(settings))
 
@@ -202,6 +224,25 @@ def landing_pattern(config: FilesSourceSettings) -> str:
     """Which files of the landing folder are input (``[source] files`` or the format's
     default)."""
     return config.files or DEFAULT_PATTERNS[config.format]
+
+
+def newest_landing_files(source: FilesSourceSettings, limit: int) -> list[Path]:
+    """Up to ``limit`` of the input files of the landing folder, newest (last modified)
+    first; none if the folder does not exist."""
+    folder = source.folder
+    if not folder.is_dir():
+        return []
+    files = {f for glob in expand_pattern(landing_pattern(source)) for f in folder.glob(glob)}
+    modified: dict[Path, float] = {}
+    for f in files:
+        if f.name.startswith((".", "_")):
+            continue
+        try:
+            if f.is_file():
+                modified[f] = f.stat().st_mtime
+        except OSError:  # gone (moved aside, say) since the folder was listed
+            continue
+    return sorted(modified, key=lambda f: (modified[f], f.name), reverse=True)[:limit]
 
 
 def _check_folder(path: Path) -> None:

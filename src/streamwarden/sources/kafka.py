@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from streamwarden.errors import SourceError
-from streamwarden.kafka.cluster import existing_topics, require_topics
+from streamwarden.kafka.cluster import (
+    existing_topics,
+    matching_topics,
+    partition_offsets,
+    require_topics,
+)
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
 from streamwarden.settings.kafka import KafkaConfig, refuse_literal_secrets
@@ -145,6 +150,46 @@ class KafkaSource:
             reader = reader.option(name, value)
         return kafka_records(reader.load(), _own(settings))
 
+    def sample(
+        self, spark: SparkSession, settings: KindSettings, context: RunContext, limit: int
+    ) -> DataFrame | None:
+        """Up to ``limit`` of the newest records of the topics (those the pattern matches now),
+        spread over their partitions: each partition's newest, as many as its share of
+        ``limit`` (:func:`_newest_shares`), read with the stream's options; None when they
+        hold no record."""
+        source = _own(settings)
+        kafka = _cluster(context)
+        client, timeout = kafka.librdkafka_options(), kafka.connect_timeout_s
+        if source.topics is not None:
+            partitions = require_topics(client, tuple(source.topics), timeout, "source.topics")
+        else:
+            assert source.topic_pattern is not None
+            partitions = matching_topics(client, source.topic_pattern, timeout)
+        offsets = partition_offsets(client, partitions, timeout)
+        shares = _newest_shares({tp: high - low for tp, (low, high) in offsets.items()}, limit)
+        read = {tp: n for tp, n in shares.items() if n > 0}
+        if not read:
+            return None
+        options = self.reader_options(settings, context)
+        for name in ("maxOffsetsPerTrigger", "subscribe", "subscribePattern"):
+            options.pop(name, None)
+        # exactly these partitions (a pattern's topics as listed above), from each one's share
+        # of newest records to its end; retention deleting some meanwhile is no failure here
+        ends = {tp: offsets[tp][1] for tp in read}
+        assigned: dict[str, list[int]] = {}
+        for topic, partition in sorted(read):
+            assigned.setdefault(topic, []).append(partition)
+        options |= {
+            "assign": json.dumps(assigned),
+            "startingOffsets": _by_topic({tp: ends[tp] - n for tp, n in read.items()}),
+            "endingOffsets": _by_topic(ends),
+            "failOnDataLoss": "false",
+        }
+        reader = spark.read.format("kafka")
+        for name, value in options.items():
+            reader = reader.option(name, value)
+        return kafka_records(reader.load(), source).limit(limit)
+
     def before_start(self, settings: KindSettings, context: RunContext) -> None:
         return None
 
@@ -202,6 +247,28 @@ _OWN_OPTIONS = frozenset(
         "kafka.sasl.mechanism",
     }
 )
+
+
+def _newest_shares(available: dict[tuple[str, int], int], limit: int) -> dict[tuple[str, int], int]:
+    """How many of its newest records each partition gives to a sample of ``limit``: an even
+    share each, a partition with fewer records than its share giving them all and the rest
+    shared among the others (as many as ``limit`` in all when the partitions hold that many)."""
+    shares: dict[tuple[str, int], int] = {}
+    left = limit
+    by_size = sorted(available, key=lambda tp: (available[tp], tp))
+    for i, tp in enumerate(by_size):
+        shares[tp] = min(max(available[tp], 0), left // (len(by_size) - i))
+        left -= shares[tp]
+    return shares
+
+
+def _by_topic(offsets: dict[tuple[str, int], int]) -> str:
+    """Offsets by (topic, partition) as Spark's Kafka source takes them: JSON such as
+    ``{"pageviews": {"0": 42, "1": 7}}``."""
+    out: dict[str, dict[str, int]] = {}
+    for (topic, partition), offset in sorted(offsets.items()):
+        out.setdefault(topic, {})[str(partition)] = offset
+    return json.dumps(out)
 
 
 def _source_line(path: Path, header: int = 2) -> str | None:
