@@ -134,6 +134,28 @@ def pattern_pipeline_config(
     return parse_config(data, origin="test")
 
 
+def process_pipeline_config(
+    root: Path, processor: str = "tests.operators.processors:PageCounter", **sections: Any
+) -> PipelineConfig:
+    """A keyed-processor pipeline of pageviews over ``root/landing``, writing its output and
+    dead letters under ``root``."""
+    data: dict[str, Any] = {
+        "name": "process-test",
+        "operator": "process",
+        "schema": PAGEVIEW_SCHEMA,
+        "source": {"path": str(root / "landing"), "max_files_per_trigger": 1},
+        "process": {"processor": processor, **sections.pop("process", {})},
+        "sinks": {
+            "output": {"path": str(root / "output")},
+            "dead_letters": {"path": str(root / "dead_letters")},
+        },
+        "checkpoint": {"path": str(root / "checkpoint")},
+        "spark": {"shuffle_partitions": 2},
+        **sections,
+    }
+    return parse_config(data, origin="test")
+
+
 def run_command(config: Path, *flags: str) -> list[str]:
     """``streamwarden run CONFIG FLAGS`` as a subprocess command line."""
     return [sys.executable, "-m", "streamwarden.cli.main", "run", str(config), *flags]

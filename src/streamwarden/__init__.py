@@ -5,10 +5,12 @@ without importing Spark)::
 
     from streamwarden import Schema, validate, sessionize, SessionParams, build_spark_session
     from streamwarden import detect, Pattern, PatternOptions, AfterMatch
+    from streamwarden import KeyedProcessor, ValueState, ListState, MapState, keyed_process
     from streamwarden import run_query
 
-``run_query`` runs what ``sessionize`` or ``detect`` returned as a pipeline runs its operator:
-idle ticks, the drain at the end of a finite input, exactly-once sinks. The pipeline runner is :class:`streamwarden.pipeline.Pipeline` with a config from
+``run_query`` runs what ``sessionize``, ``detect`` or ``keyed_process`` returned as a pipeline
+runs its operator: idle ticks, the drain at the end of a finite input, exactly-once sinks. The
+pipeline runner is :class:`streamwarden.pipeline.Pipeline` with a config from
 :func:`streamwarden.config.load_config`; the testers are in :mod:`streamwarden.testing`.
 """
 
@@ -21,6 +23,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from streamwarden.config import load_config
     from streamwarden.operators.patterns import AfterMatch, Pattern, PatternOptions, detect
+    from streamwarden.operators.process import (
+        KeyedProcessor,
+        ListState,
+        MapState,
+        ProcessResult,
+        ValueState,
+        keyed_process,
+    )
     from streamwarden.operators.sessions import SessionizeResult, SessionParams, sessionize
     from streamwarden.operators.sessions.aggregates import AGGREGATE_FUNCTIONS
     from streamwarden.pipeline import Pipeline
@@ -39,6 +49,12 @@ _HOMES = {
     "Pattern": "streamwarden.operators.patterns",
     "PatternOptions": "streamwarden.operators.patterns",
     "detect": "streamwarden.operators.patterns",
+    "KeyedProcessor": "streamwarden.operators.process",
+    "ListState": "streamwarden.operators.process",
+    "MapState": "streamwarden.operators.process",
+    "ProcessResult": "streamwarden.operators.process",
+    "ValueState": "streamwarden.operators.process",
+    "keyed_process": "streamwarden.operators.process",
     "SessionParams": "streamwarden.operators.sessions",
     "SessionizeResult": "streamwarden.operators.sessions",
     "sessionize": "streamwarden.operators.sessions",
@@ -55,16 +71,22 @@ _HOMES = {
 __all__ = [
     "AGGREGATE_FUNCTIONS",
     "AfterMatch",
+    "KeyedProcessor",
+    "ListState",
+    "MapState",
     "Pattern",
     "PatternOptions",
     "Pipeline",
+    "ProcessResult",
     "Schema",
     "SessionParams",
     "SessionizeResult",
     "Validated",
+    "ValueState",
     "__version__",
     "build_spark_session",
     "detect",
+    "keyed_process",
     "load_config",
     "run_query",
     "sessionize",

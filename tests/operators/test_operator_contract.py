@@ -17,7 +17,7 @@ from streamwarden.history.base import StoredAggregate, StoredColumns
 from streamwarden.operators import OPERATORS, operator_of
 from streamwarden.operators.base import Operator, PipelineView
 from streamwarden.operators.settings import OperatorSettings
-from tests.support import pattern_pipeline_config, pipeline_config
+from tests.support import pattern_pipeline_config, pipeline_config, process_pipeline_config
 
 #: A batch's observed metrics as each operator's step attaches them.
 OBSERVED = {
@@ -25,6 +25,10 @@ OBSERVED = {
     "patterns": {
         "streamwarden": {"matches": 2, "timeouts": 1, "overflowed_partials": None},
         "streamwarden_input": {"events": 9, "rejected": 0},
+    },
+    "process": {
+        "streamwarden": {"output": 4, "dead_processor_error": 2},
+        "streamwarden_input": {"events": 6, "rejected": 0},
     },
 }
 PATTERN = {
@@ -65,9 +69,11 @@ def sessions_config(root: Path, **sections: Any) -> Any:
 def configs(tmp_path: Path) -> dict[str, Any]:
     (tmp_path / "s").mkdir()
     (tmp_path / "p").mkdir()
+    (tmp_path / "k").mkdir()
     return {
         "sessions": sessions_config(tmp_path / "s"),
         "patterns": pattern_pipeline_config(tmp_path / "p", PATTERN),
+        "process": process_pipeline_config(tmp_path / "k", process={"idle_timeout": "2m"}),
     }
 
 
@@ -114,6 +120,10 @@ def test_the_times_of_an_operator_come_from_its_own_section(configs):
     assert patterns.watermark_delay(configs["patterns"]) == timedelta(minutes=2)
     assert patterns.drain_horizon(configs["patterns"]) == timedelta(minutes=22)
     assert patterns.idle_timeout(configs["patterns"]) == timedelta(minutes=5)
+    process = operator_of(configs["process"])
+    assert process.watermark_delay(configs["process"]) == timedelta(minutes=1)
+    assert process.drain_horizon(configs["process"]) == timedelta(minutes=31)  # 30m + delay
+    assert process.idle_timeout(configs["process"]) == timedelta(minutes=2)
 
 
 @pytest.mark.parametrize("name", sorted(OBSERVED))
@@ -192,3 +202,23 @@ def test_outputs_that_hold_nothing_balance_no_input_and_nothing_else(configs, na
     assert operator.account(empty, 0, []).balanced
     unbalanced = operator.account(empty, 3, [])
     assert not unbalanced.balanced and "NOT BALANCED" in unbalanced.describe()
+
+
+def test_the_state_identity_of_a_processor_is_each_state_s_kind_and_types_and_the_key(configs):
+    config = configs["process"]
+    assert operator_of(config).state_identity(config) == {
+        "process": {
+            "key": "user_id",
+            "states": {"count": {"kind": "value", "schema": "STRUCT<pages: BIGINT>"}},
+        }
+    }
+
+
+def test_a_processor_that_cannot_be_imported_is_refused_at_load_naming_the_setting(tmp_path):
+    with pytest.raises(ConfigError, match=r"process\.processor 'no_such_module:Alert': module"):
+        process_pipeline_config(tmp_path, "no_such_module:Alert")
+
+
+def test_a_processor_given_without_its_class_is_refused_at_load(tmp_path):
+    with pytest.raises(ConfigError, match="give the processor as 'module:Class'"):
+        process_pipeline_config(tmp_path, "tests.operators.processors")

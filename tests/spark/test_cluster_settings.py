@@ -3,11 +3,12 @@ mode (no Spark: the settings themselves)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from streamwarden.spark.cluster import MIN_REGISTERED, cluster_defaults
+from streamwarden.spark.cluster import MIN_REGISTERED, PYTHON, cluster_defaults
 from streamwarden.spark.logs import file_logging_conf
 
 CLUSTER_MASTERS = ["spark://m:7077", "k8s://https://api:6443", "yarn"]
@@ -19,8 +20,10 @@ def test_a_cluster_run_waits_for_every_executor_before_its_first_batch(master):
 
 
 @pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "local-cluster[2,1,1024]"])
-def test_a_local_run_gets_no_cluster_settings(master):
-    assert cluster_defaults(master) == {}
+def test_a_local_run_gets_no_cluster_settings_and_its_python_workers_run_this_interpreter(
+    master,
+):
+    assert cluster_defaults(master) == {PYTHON: sys.executable}
 
 
 @pytest.mark.parametrize("master", CLUSTER_MASTERS)

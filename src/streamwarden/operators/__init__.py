@@ -4,6 +4,7 @@ operator, ``<operator>/operator.py``, imported here so that it registers)."""
 
 from streamwarden.operators.base import OPERATORS, Operator, operator_of
 from streamwarden.operators.patterns import operator as _patterns_operator  # noqa: F401
+from streamwarden.operators.process import operator as _process_operator  # noqa: F401
 from streamwarden.operators.sessions import SessionizeResult, SessionParams, sessionize
 from streamwarden.operators.sessions import operator as _sessions_operator  # noqa: F401
 

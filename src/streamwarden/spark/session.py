@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from streamwarden.errors import EngineError
 from streamwarden.spark.class_archive import CLASS_PATH, DRIVER_OPTIONS, java_options
-from streamwarden.spark.cluster import cluster_defaults
+from streamwarden.spark.cluster import PYTHON, cluster_defaults
 from streamwarden.spark.engine_jar import engine_jar_path
 from streamwarden.spark.jvm import engine_on_classpath, missing_engine_message
 from streamwarden.spark.logs import unwritable_log
@@ -132,6 +132,15 @@ def driver_settings(
     return settings
 
 
+def _python_workers(settings: Mapping[str, str]) -> None:
+    """PySpark starts the Python side of a query on the driver (``transformWithState``'s
+    driver worker) with ``PYSPARK_PYTHON``, not ``spark.pyspark.python``: the two are made to
+    agree, so that the driver's workers have streamwarden too (a variable the user set wins)."""
+    python = settings.get(PYTHON)
+    if python is not None:
+        os.environ.setdefault("PYSPARK_PYTHON", python)
+
+
 def build_spark_session(
     *,
     app_name: str = "streamwarden",
@@ -167,6 +176,7 @@ def build_spark_session(
     if SparkContext._gateway is None and (options := java_options(settings)) is not None:
         settings[DRIVER_OPTIONS] = options
     _refuse_a_jvm_without_the_engine()
+    _python_workers(settings)
     with jvm_environment(settings):  # whichever of the two below starts the JVM
         if jvm_output is not None:
             _start_jvm(settings, jvm_output)

@@ -33,3 +33,8 @@ class Reason(StrEnum):
     KEY_BUFFER_FULL = "key_buffer_full"
     #: A record the engine threw on, set aside so that no record can fail a batch.
     POISON = "poison"
+    # Decided by a keyed processor's guard (``operator = "process"``):
+    #: A write to a state at its ``max_items``/``max_bytes`` with ``when_full = "dead_letter"``.
+    STATE_CAP = "state_cap"
+    #: The processor's own code raised on the key's records of the batch.
+    PROCESSOR_ERROR = "processor_error"

@@ -45,6 +45,11 @@ EXAMPLES = {
     "logins": Example(
         "logins", "logins.toml", "login attempts: three failures then a success within 10m"
     ),
+    "alerts": Example(
+        "alerts",
+        "payment_alerts.toml",
+        "card payments of accounts, a Python processor alerting on outsized ones",
+    ),
 }
 
 
@@ -100,11 +105,12 @@ def generate_example(
     file_prefix: str | None = None,
     mtime_after: float = 0.0,
 ) -> GeneratedExample:
-    """Writes the data of example ``payments`` or ``logins`` into ``landing``: ``size``
+    """Writes the data of example ``payments`` (or ``alerts``, over payments) or ``logins``
+    into ``landing``: ``size``
     accounts or users in ``files`` files from ``start`` (the generator's defaults where None).
     (The pageview generator has options of its own: :mod:`streamwarden.local.generator`.)"""
     prefix = file_prefix or name
-    if name == "payments":
+    if name in ("payments", "alerts"):  # the alerts example reads payments
         from streamwarden.local.examples.payments import PaymentsSpec, generate_payments
 
         payments = PaymentsSpec(
