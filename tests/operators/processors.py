@@ -38,3 +38,15 @@ class RaisesOnBad(PageCounter):
         if key == "bad":
             raise RuntimeError("bad user")
         super().process(key, events, ctx)
+
+
+class KeptForever(KeyedProcessor):
+    """A running count that says it has no deadline."""
+
+    output = "user_id STRING, pages BIGINT"
+    count = ValueState("pages BIGINT", unbounded=True)
+
+    def process(self, key, events, ctx):
+        pages = (self.count.get() or 0) + len(events)
+        self.count.set(pages)
+        ctx.emit(user_id=key, pages=pages)

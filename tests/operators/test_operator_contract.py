@@ -222,3 +222,17 @@ def test_a_processor_that_cannot_be_imported_is_refused_at_load_naming_the_setti
 def test_a_processor_given_without_its_class_is_refused_at_load(tmp_path):
     with pytest.raises(ConfigError, match="give the processor as 'module:Class'"):
         process_pipeline_config(tmp_path, "tests.operators.processors")
+
+
+def test_doctor_reports_a_processor_state_declared_unbounded(tmp_path):
+    from streamwarden.doctor import diagnose
+
+    config = process_pipeline_config(tmp_path, "tests.operators.processors:KeptForever")
+    [finding] = [f for f in diagnose(config, connections=False) if f.code == "unbounded-state"]
+    assert "state 'count' of KeptForever is declared unbounded=True" in finding.message
+    assert not [f for f in diagnose(configs_process(tmp_path)) if f.code == "unbounded-state"]
+
+
+def configs_process(root: Path) -> Any:
+    (root / "bounded").mkdir()
+    return process_pipeline_config(root / "bounded")

@@ -26,6 +26,7 @@ from streamwarden.doctor.exposure import check_exposure
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.doctor.memory import JVM_NATIVE, MIB, process_memory
 from streamwarden.errors import StreamwardenError
+from streamwarden.operators.process.settings import ProcessConfig
 from streamwarden.operators.sessions.settings import SessionsConfig
 from streamwarden.settings.spark_settings import local_threads
 from streamwarden.settings.units import format_duration
@@ -267,6 +268,8 @@ def _session_deadlines(s: SessionsConfig) -> list[Finding]:
 
 def check_deadlines(config: PipelineConfig) -> list[Finding]:
     out = _session_deadlines(config.section) if isinstance(config.section, SessionsConfig) else []
+    if isinstance(config.section, ProcessConfig):
+        out += _unbounded_states(config)
     if _conf(config).get(_NO_DATA, "true").lower() == "false":
         out.append(
             Finding(
@@ -279,6 +282,28 @@ def check_deadlines(config: PipelineConfig) -> list[Finding]:
             )
         )
     return out
+
+
+def _unbounded_states(config: PipelineConfig) -> list[Finding]:
+    """A keyed processor's states declared ``unbounded=True``: freed only by its own code."""
+    from streamwarden.operators.process.operator import processor_of
+    from streamwarden.operators.process.processor import declared_states
+
+    processor = processor_of(config)
+    return [
+        Finding(
+            "unbounded-state",
+            Severity.WARNING,
+            f"state {d.name!r} of {type(processor).__name__} is declared unbounded=True: only "
+            "the processor's own code clears it, so a key that never returns keeps it forever "
+            "(the state-growth alarm watches the state rows)",
+            "give it expire_after=timedelta(...) (event time after its last write), or clear it "
+            "in process when the key is done",
+            "state-without-deadline",
+        )
+        for d in declared_states(type(processor))
+        if d.unbounded
+    ]
 
 
 def check_state_store(config: PipelineConfig) -> list[Finding]:
