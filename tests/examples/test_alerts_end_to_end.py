@@ -27,7 +27,7 @@ from tests.examples.support import EXAMPLES, run_cli
 
 pytestmark = pytest.mark.spark
 
-SPEC = PaymentsSpec(accounts=100, files=20, seed=11)
+SPEC = PaymentsSpec(accounts=60, files=10, seed=11)
 DELAY = timedelta(minutes=1)  # examples/payment_alerts.toml: [process] max_out_of_orderness
 
 

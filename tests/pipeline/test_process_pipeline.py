@@ -42,7 +42,7 @@ def retiring_users(batches: int, per_batch: int = 4) -> list[list[str]]:
 
 
 def test_the_state_of_keys_that_never_return_follows_the_model_and_is_freed(spark, tmp_path):
-    batches = retiring_users(12)
+    batches = retiring_users(10)
     write_batches(tmp_path / "landing", batches)
     config = process_pipeline_config(tmp_path, process={"max_out_of_orderness": "0s"})
     run = Pipeline(config, spark).run(once=True)
@@ -117,6 +117,7 @@ def rows_of(spark: Any, folder: Path) -> list[tuple[Any, ...]]:
     return [] if frame is None else sorted(tuple(r) for r in frame.drop("batch_id").collect())
 
 
+@pytest.mark.soak  # fault injection: two pipeline processes, one SIGKILLed (make soak)
 def test_a_killed_run_resumes_to_the_output_of_an_uninterrupted_run(spark, tmp_path):
     batches = [[pageview(f"u{i % 7}", b * 3 + i * 0.1) for i in range(40)] for b in range(5)]
     batches[2].append("{not json")

@@ -24,6 +24,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from streamwarden.operators.process.states import WRITTEN
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -59,6 +61,11 @@ def age_basis(frame: DataFrame, watermark_ms: int) -> AgeBasis | None:
     if isinstance(value, StructType) and _is_sessions(value):
         last_event = F.array_max(F.transform("value.sessions", lambda s: s["endMs"]))
         return AgeBasis("time since the key's last event", F.lit(watermark_ms) - last_event)
+    for column in ("value", "list_element"):  # a keyed processor's entries carry their write
+        entry = _field(frame.schema, column)
+        if isinstance(entry, StructType) and WRITTEN in entry.fieldNames():
+            written = F.col(f"{column}.{WRITTEN}")
+            return AgeBasis("time since the entry was written", F.lit(watermark_ms) - written)
     key = _field(frame.schema, "key")
     path = _timestamp_path(key, "key") if key is not None else None
     if path is not None:
