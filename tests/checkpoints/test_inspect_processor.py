@@ -29,7 +29,7 @@ def test_each_declared_state_is_reported_with_its_rows_and_bytes(report):
     count = states["count"]
     assert count.rows == count.keys == 6 and count.approx_bytes > 0
     assert sum(p.rows for p in count.partitions) == 6
-    assert "_sw_expiry" in states  # the guard's: when each key's entries expire
+    assert set(states) == {"count", "_sw_timers"}  # and the processor's own timers
 
 
 def test_a_processor_state_is_aged_by_the_time_since_its_entries_were_written(report):

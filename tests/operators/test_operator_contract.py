@@ -122,7 +122,8 @@ def test_the_times_of_an_operator_come_from_its_own_section(configs):
     assert patterns.idle_timeout(configs["patterns"]) == timedelta(minutes=5)
     process = operator_of(configs["process"])
     assert process.watermark_delay(configs["process"]) == timedelta(minutes=1)
-    assert process.drain_horizon(configs["process"]) == timedelta(minutes=31)  # 30m + delay
+    # 30m, the expiry timers' grid step (a sixteenth: 112.5 s) and the watermark delay
+    assert process.drain_horizon(configs["process"]) == timedelta(minutes=31, seconds=112.5)
     assert process.idle_timeout(configs["process"]) == timedelta(minutes=2)
 
 

@@ -137,16 +137,25 @@ def test_what_an_event_sees_does_not_depend_on_how_its_key_s_events_were_batched
     assert [e["previous"] for e in batched] == expected
 
 
-def test_a_key_that_never_returns_is_freed_once_the_watermark_passes_its_deadline():
+def test_a_key_that_never_returns_is_freed_within_a_sixteenth_of_its_deadline_after_it():
     t = harness(BigPaymentAlert())
-    t.run_batch([payment("a", 0, 1.0), payment("b", 60, 2.0)], watermark=0)
-    assert t.state_rows == 4  # each key: one entry, and its expiry
-    t.advance_watermark(at(24 * 60))  # a's deadline, not past it
+    t.run_batch([payment("a", 0, 1.0), payment("b", 120, 2.0)], watermark=0)
+    assert t.state_rows == 2  # each key: one entry (a timer is no state row)
+    day, step = 24 * 60, 24 * 60 / 16  # minutes: the deadline, and the expiry timers' grid
+    t.advance_watermark(at(day))  # a's deadline: what is written is kept until it passes
     assert t.peek_state("a") == {"last": [1.0]}
-    t.advance_watermark(at(24 * 60) + 1)
+    t.advance_watermark(at(day + step) + 1)
     assert t.peek_state("a") == {} and t.peek_state("b") == {"last": [2.0]}
-    t.advance_watermark(at(25 * 60) + 1)
+    t.advance_watermark(at(day + 120 + step) + 1)
     assert t.state_rows == 0
+
+
+def test_an_expired_entry_is_invisible_before_its_storage_is_freed():
+    t = harness(LastSeen())  # a 10 minute deadline: the grid is a second
+    t.run_batch([payment("a", 0, 1.0)], watermark=0)
+    out = t.run_batch([payment("a", 10.5, 2.0)], watermark=at(10))  # not freed yet
+    assert t.peek_state("a") == {"seen": 2.0}
+    assert [e["previous"] for e in emitted(out)] == [None]
 
 
 def test_an_event_behind_the_watermark_is_too_late_and_never_reaches_the_processor():

@@ -63,7 +63,6 @@ class _Store:
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-        self.expiry: dict[str, int] = {}
         self.user_timers: dict[str, list[int]] = {}
         self.timers: dict[str, set[int]] = {}
 
@@ -71,10 +70,10 @@ class _Store:
         return _Backend(self, key)
 
     def rows(self) -> int:
-        """Stored rows, as Spark's state store would count them (each state entry, each
-        expiry, each list of the processor's timers)."""
+        """Stored rows, as Spark's state store counts them: each state entry, and each of the
+        processor's own timers (a timer itself is not a state row)."""
         entries = sum(len(v) for v in self.states.values())
-        return entries + len(self.expiry) + sum(1 for t in self.user_timers.values() if t)
+        return entries + sum(len(t) for t in self.user_timers.values())
 
 
 class _Backend:
@@ -90,15 +89,6 @@ class _Backend:
             self._store.states[(self._key, state)] = list(rows)
         else:
             self._store.states.pop((self._key, state), None)
-
-    def expiry(self) -> int | None:
-        return self._store.expiry.get(self._key)
-
-    def set_expiry(self, at_ms: int | None) -> None:
-        if at_ms is None:
-            self._store.expiry.pop(self._key, None)
-        else:
-            self._store.expiry[self._key] = at_ms
 
     def user_timers(self) -> list[int]:
         return list(self._store.user_timers.get(self._key, []))

@@ -5,7 +5,7 @@ same step over a pipeline's validated records."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -29,6 +29,7 @@ from streamwarden.operators.process.guard import (
     KIND,
     OUTPUT_KIND,
     combined_schema,
+    expiry_grid_ms,
 )
 from streamwarden.operators.process.processor import (
     KeyedProcessor,
@@ -152,6 +153,9 @@ def _typed(
     ticks: DataFrame | None,
 ) -> ProcessResult:
     frame, records, _ = typed_records(events, key, time, ticks)
+    # a typed event's record is its fields as JSON: the guard writes it for the few events it
+    # dead-letters rather than Spark for every event
+    records = replace(records, raw=F.when(records.rejected, records.raw))
     fields = [F.col(f"`{c}`") for c in events.columns]
     rows = process_rows(frame, records, fields, delay)
     combined = run_guarded(rows, processor, key_type)
@@ -232,12 +236,11 @@ def observed_counts() -> list[Column]:
 
 
 def drain_horizon(processor: KeyedProcessor, delay: timedelta) -> timedelta:
-    """How far past the latest event time every bounded state has expired."""
-    longest = max(
-        (d.expire_after for d in declared_states(type(processor)) if d.expire_after),
-        default=timedelta(0),
-    )
-    return longest + delay
+    """How far past the latest event time every bounded state has expired and been freed (its
+    expiry timer is up to a step of its grid after the deadline)."""
+    states = declared_states(type(processor))
+    longest = max((d.expire_after for d in states if d.expire_after), default=timedelta(0))
+    return longest + timedelta(milliseconds=expiry_grid_ms(states)) + delay
 
 
 def state_identity(processor: KeyedProcessor, key: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ emitted rows go out, and one event-time timer per key is moved to when the last 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,11 +32,10 @@ from streamwarden.operators.process.processor import (
     declared_states,
     output_schema,
 )
-from streamwarden.operators.process.states import Clock, StateView
+from streamwarden.operators.process.states import Clock, StateDeclaration, StateView
 from streamwarden.validation.reasons import Reason
 
 __all__ = [
-    "EXPIRY_STATE",
     "INPUT_COLUMNS",
     "KIND",
     "OUTPUT_KIND",
@@ -43,6 +43,7 @@ __all__ = [
     "Backend",
     "Guard",
     "combined_schema",
+    "expiry_grid_ms",
 ]
 
 #: The columns of the guard's input rows, in order, before the event's fields (``EVENT``).
@@ -54,9 +55,12 @@ EVENT = "event"
 KIND = "_sw_kind"
 DEAD_COLUMNS = ("_sw_raw", "_sw_reason", "_sw_detail", "_sw_key", "_sw_ts_ms")
 OUTPUT_KIND, DEAD_KIND = "output", "dead_letter"
-#: The guard's own states: the key's expiry timer, and the timers the processor set.
-EXPIRY_STATE = "_sw_expiry"
+#: The guard's own state: the timers the processor set (its own expiry timer needs none).
 TIMERS_STATE = "_sw_timers"
+#: The expiry timers' grid is this share of the shortest ``expire_after`` ...
+GRID_SHARE = 16
+#: ... and at least this long (ms).
+GRID_MIN_MS = 1000
 _DETAIL_MAX = 500
 
 
@@ -80,10 +84,6 @@ class Backend(Protocol):
     def save(self, state: str, rows: list[tuple[Any, ...]]) -> None:
         """Replaces the state's entries (none: removes the state)."""
         ...
-
-    def expiry(self) -> int | None: ...
-
-    def set_expiry(self, at_ms: int | None) -> None: ...
 
     def user_timers(self) -> list[int]: ...
 
@@ -114,6 +114,12 @@ class Guard:
         self._key_type = key_type
         self._row = Row(*combined_schema(self.output).names)
         self._blank_output = (None,) * len(self.output.fields)
+        self._grid = expiry_grid_ms(self.states)
+
+    def timer_for(self, deadline_ms: int) -> int:
+        """The expiry timer of entries whose last deadline is ``deadline_ms``: the first point
+        of the grid after it."""
+        return (deadline_ms // self._grid + 1) * self._grid
 
     def on_rows(
         self, backend: Backend, group: str, rows: Iterable[Any], watermark_ms: int
@@ -129,7 +135,7 @@ class Guard:
         late = [r for r in ordered if r.ts_ms < watermark_ms]
         for r in late:
             yield self.dead_letter(
-                r.raw,
+                _raw(r),
                 Reason.TOO_LATE.value,
                 f"event time {_shown(r.ts_ms)} is behind the watermark {_shown(watermark_ms)}",
                 group,
@@ -151,12 +157,14 @@ class Guard:
         if isinstance(kept, BaseException):
             detail = _error_detail("process", kept)
             for r in current:
-                yield self.dead_letter(r.raw, Reason.PROCESSOR_ERROR.value, detail, group, r.ts_ms)
+                yield self.dead_letter(
+                    _raw(r), Reason.PROCESSOR_ERROR.value, detail, group, r.ts_ms
+                )
             return
         yield from self._keep(backend, kept)
         for i, why in sorted(events.capped.items()):
             r = current[i]
-            yield self.dead_letter(r.raw, Reason.STATE_CAP.value, why, group, r.ts_ms)
+            yield self.dead_letter(_raw(r), Reason.STATE_CAP.value, why, group, r.ts_ms)
 
     def on_timer(
         self, backend: Backend, group: str, at_ms: int, watermark_ms: int
@@ -177,8 +185,8 @@ class Guard:
                 yield self.dead_letter(None, Reason.PROCESSOR_ERROR.value, detail, group, at_ms)
             else:
                 yield from self._keep(backend, kept)
-        if backend.expiry() == at_ms:
-            self._purge(backend, watermark_ms)
+                return  # its writes set the expiry timer anew
+        self._purge(backend, watermark_ms)
 
     # -- a call and what is kept of it ---------------------------------------------------------
 
@@ -197,16 +205,15 @@ class Guard:
         return _Call(clock, views, ctx)
 
     def _keep(self, backend: Backend, kept: _Call) -> Iterator[Any]:
-        deadline = None
-        for name, view in kept.views.items():
-            if view.dirty:
-                backend.save(name, view.stored())
-            if view.loaded:
-                ends = view.deadline_ms()
-                if ends is not None:
-                    deadline = ends if deadline is None else max(deadline, ends)
-        if deadline is not None:
-            self._expire_at(backend, deadline + 1)
+        changed = [v for v in kept.views.values() if v.dirty]
+        if changed:
+            # every bounded state's latest deadline, before and after: where the timer was, and
+            # where it goes (a state the call did not read is read now, if one was written)
+            before = _latest(v.loaded_deadline_ms() for v in kept.views.values())
+            for view in changed:
+                backend.save(view.name, view.stored())
+            after = _latest(v.deadline_ms() for v in kept.views.values())
+            self._move_timer(backend, before, after)
         if kept.ctx.timers:
             timers = sorted({*backend.user_timers(), *kept.ctx.timers})
             backend.set_user_timers(timers)
@@ -215,33 +222,30 @@ class Guard:
         for values in kept.ctx.emitted:
             yield self._row(OUTPUT_KIND, *values, None, None, None, None, None)
 
-    def _expire_at(self, backend: Backend, at_ms: int) -> None:
-        """Moves the key's expiry timer later (never earlier: an entry not loaded in this call
-        may expire later than the ones that were)."""
-        current = backend.expiry()
-        if current is not None and current >= at_ms:
+    def _move_timer(self, backend: Backend, before: int | None, after: int | None) -> None:
+        old = None if before is None else self.timer_for(before)
+        new = None if after is None else self.timer_for(after)
+        if old == new:
             return
-        if current is not None:
-            backend.delete_timer(current)
-        backend.register_timer(at_ms)
-        backend.set_expiry(at_ms)
+        if old is not None:
+            backend.delete_timer(old)
+        if new is not None:
+            backend.register_timer(new)
 
     def _purge(self, backend: Backend, watermark_ms: int) -> None:
-        """The expiry timer fired: drops every entry no event that is not late can see, and
-        sets the timer again for what is left."""
-        backend.set_expiry(None)
+        """A timer fired: drops every entry no event that is not late can see, and sets the
+        expiry timer again for what is left (once more on the grid)."""
         clock = Clock(now_ms=watermark_ms, watermark_ms=watermark_ms)
-        deadline = None
+        deadlines = []
         for d in self.states:
             view = d.view(clock, _loader(backend, d.name))
             view.purge()
             if view.dirty:
                 backend.save(d.name, view.stored())
-            ends = view.deadline_ms()
-            if ends is not None:
-                deadline = ends if deadline is None else max(deadline, ends)
-        if deadline is not None:
-            self._expire_at(backend, max(deadline + 1, watermark_ms + 1))
+            deadlines.append(view.deadline_ms())
+        left = _latest(deadlines)
+        if left is not None:
+            backend.register_timer(max(self.timer_for(left), watermark_ms + 1))
 
     def dead_letter(
         self, raw: str | None, reason: str, detail: str, key: str | None, ts_ms: int | None
@@ -254,6 +258,26 @@ class Guard:
         if isinstance(self._key_type, T.StringType):
             return group
         return int(group)
+
+
+def expiry_grid_ms(states: Iterable[StateDeclaration]) -> int:
+    """The step of the expiry timers' grid: a sixteenth of the shortest ``expire_after``, at
+    least :data:`GRID_MIN_MS`."""
+    ttls = [d.expire_after_ms for d in states if d.expire_after_ms is not None]
+    return max(GRID_MIN_MS, min(ttls) // GRID_SHARE) if ttls else GRID_MIN_MS
+
+
+def _latest(deadlines: Iterable[int | None]) -> int | None:
+    known = [d for d in deadlines if d is not None]
+    return max(known) if known else None
+
+
+def _raw(row: Any) -> str:
+    """A dead letter's record: the one received, or (for typed events, which carry none) the
+    event as JSON."""
+    if row.raw is not None:
+        return str(row.raw)
+    return json.dumps(row.event, default=str, ensure_ascii=False)
 
 
 def _loader(backend: Backend, name: str) -> Callable[[], list[tuple[Any, ...]]]:

@@ -2,9 +2,9 @@
 ``StatefulProcessor`` whose handle's states are the :class:`~.guard.Backend` of each key.
 
 Each declared state is one Spark list state of entries (its value's fields and when each was
-written; a value state holds at most one); the guard's expiry timer and the processor's own
-timers are two more. Spark calls ``handleInputRows`` once per key and batch, with the watermark
-for late events, and ``handleExpiredTimer`` for each timer the eviction watermark passed.
+written; a value state holds at most one); the processor's own timers are one more. Spark
+calls ``handleInputRows`` once per key and batch, with the watermark for late events, and
+``handleExpiredTimer`` for each timer the eviction watermark passed.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
-from streamwarden.operators.process.guard import EXPIRY_STATE, TIMERS_STATE, Guard
+from streamwarden.operators.process.guard import TIMERS_STATE, Guard
 from streamwarden.operators.process.processor import KeyedProcessor
 
 __all__ = ["GuardedProcessor"]
@@ -36,8 +36,6 @@ class _SparkBackend:
     ) -> None:
         self._handle = handle
         self._states = {n: handle.getListState(n, s) for n, s in zip(names, schemas, strict=True)}
-        # a list of at most one: Spark logs a warning for each read of an empty value state
-        self._expiry = handle.getListState(EXPIRY_STATE, _TIME)
         self._timers = handle.getListState(TIMERS_STATE, _TIME)
 
     def load(self, state: str) -> list[tuple[Any, ...]]:
@@ -48,16 +46,6 @@ class _SparkBackend:
             self._states[state].put(rows)
         else:
             self._states[state].clear()
-
-    def expiry(self) -> int | None:
-        values = [int(r[0]) for r in self._expiry.get()]
-        return values[0] if values else None
-
-    def set_expiry(self, at_ms: int | None) -> None:
-        if at_ms is None:
-            self._expiry.clear()
-        else:
-            self._expiry.put([(at_ms,)])
 
     def user_timers(self) -> list[int]:
         return [int(r[0]) for r in self._timers.get()]

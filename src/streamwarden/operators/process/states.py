@@ -281,14 +281,27 @@ class StateView:
         self._clock = clock
         self._load = load
         self._entries: list[Entry] | None = None
+        #: The latest deadline of the entries as loaded (None: not loaded, or none expire).
+        self._loaded_deadline: int | None = None
         #: Changed since it was loaded: the guard writes it back.
         self.dirty = False
+
+    @property
+    def name(self) -> str:
+        return self._declaration.name
 
     @property
     def entries(self) -> list[Entry]:
         if self._entries is None:
             self._entries = [self._declaration.decode(row) for row in self._load()]
+            self._loaded_deadline = self.deadline_ms()
         return self._entries
+
+    def loaded_deadline_ms(self) -> int | None:
+        """The latest deadline of the entries as they were loaded (loading them now if the
+        call did not)."""
+        _ = self.entries
+        return self._loaded_deadline
 
     @property
     def loaded(self) -> bool:
