@@ -32,6 +32,7 @@ def rows(spark: Any, folder: Path) -> list[tuple[str, ...]]:
     return sorted(tuple(map(repr, r)) for r in frame.select(*kept).collect())
 
 
+@pytest.mark.soak  # fault injection: two pipeline processes, one SIGKILLed (make soak)
 def test_a_killed_payments_run_resumes_to_the_output_of_an_uninterrupted_run(spark, tmp_path):
     reference, crashed = tmp_path / "reference", tmp_path / "crashed"
     for root in (reference, crashed):

@@ -5,10 +5,17 @@ each key and micro-batch, the same in Spark (:mod:`.spark_runtime`) and in the
 For a key's rows of a batch: a control row passes by (a rejected record becomes its dead
 letter; an idle tick only moved the watermark); an event behind the watermark is ``too_late``;
 the others go to ``process`` in event-time order. The call works on views of the key's states
-(:mod:`.states`) and is kept only if it returns: then the changed states are written back, the
-emitted rows go out, and one event-time timer per key is moved to when the last entry expires
-(where the guard frees the storage). If it raises, the key's events of the batch are
-``processor_error`` dead letters and nothing it did is kept.
+(:mod:`.states`) and is kept only if it returns: then the changed states are written back and
+the emitted rows go out. If it raises, the key's events of the batch are ``processor_error``
+dead letters and nothing it did is kept.
+
+Storage is freed by one event-time timer per key (:meth:`Guard.timer_for`: the first point
+after a deadline on a grid of a sixteenth of the shortest ``expire_after``, at least a second).
+It is set when a key with no entry that expires writes one; when it fires, the guard drops what
+no event that is not late can see and sets it again for what is left. A key that keeps writing
+thus costs Spark a timer operation about once per ``expire_after``, not one per write, and its
+storage is freed at most one ``expire_after`` (and a step) after an entry's deadline; what an
+event sees is judged exactly, whenever storage is freed.
 """
 
 from __future__ import annotations
@@ -185,7 +192,6 @@ class Guard:
                 yield self.dead_letter(None, Reason.PROCESSOR_ERROR.value, detail, group, at_ms)
             else:
                 yield from self._keep(backend, kept)
-                return  # its writes set the expiry timer anew
         self._purge(backend, watermark_ms)
 
     # -- a call and what is kept of it ---------------------------------------------------------
@@ -207,13 +213,12 @@ class Guard:
     def _keep(self, backend: Backend, kept: _Call) -> Iterator[Any]:
         changed = [v for v in kept.views.values() if v.dirty]
         if changed:
-            # every bounded state's latest deadline, before and after: where the timer was, and
-            # where it goes (a state the call did not read is read now, if one was written)
-            before = _latest(v.loaded_deadline_ms() for v in kept.views.values())
+            timed = self._timed(kept.views.values())  # before the writes: a timer is set
             for view in changed:
                 backend.save(view.name, view.stored())
             after = _latest(v.deadline_ms() for v in kept.views.values())
-            self._move_timer(backend, before, after)
+            if not timed and after is not None:
+                backend.register_timer(self.timer_for(after))
         if kept.ctx.timers:
             timers = sorted({*backend.user_timers(), *kept.ctx.timers})
             backend.set_user_timers(timers)
@@ -222,15 +227,15 @@ class Guard:
         for values in kept.ctx.emitted:
             yield self._row(OUTPUT_KIND, *values, None, None, None, None, None)
 
-    def _move_timer(self, backend: Backend, before: int | None, after: int | None) -> None:
-        old = None if before is None else self.timer_for(before)
-        new = None if after is None else self.timer_for(after)
-        if old == new:
-            return
-        if old is not None:
-            backend.delete_timer(old)
-        if new is not None:
-            backend.register_timer(new)
+    @staticmethod
+    def _timed(views: Iterable[StateView]) -> bool:
+        """Whether the key held an entry that expires before the call (so its expiry timer is
+        set): the states the call read first, then, if need be, the others."""
+        views = list(views)
+        loaded = [v for v in views if v.loaded]
+        if any(v.loaded_deadline_ms() is not None for v in loaded):
+            return True
+        return any(v.loaded_deadline_ms() is not None for v in views if v not in loaded)
 
     def _purge(self, backend: Backend, watermark_ms: int) -> None:
         """A timer fired: drops every entry no event that is not late can see, and sets the
