@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from streamwarden.validation.reasons import Reason
-from streamwarden.validation.validate import IS_TICK, TICK_FIELD
+from streamwarden.validation.validate import DETAIL, IS_TICK, KEY, RAW, REASON, TICK_FIELD, TS_MS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -52,6 +52,7 @@ __all__ = [
     "reserved_key",
     "typed_records",
     "typed_tick",
+    "validated_records",
     "with_typed_ticks",
     "with_watermark",
 ]
@@ -242,3 +243,21 @@ def typed_records(
         tick=is_tick,
     )
     return frame, records, raw
+
+
+def validated_records() -> EngineRecords:
+    """The rows of ``validate_records`` as the engine takes them: validation's rejects pass
+    through as dead letters and carry no event time (so they never move the watermark); ticks
+    only move event time."""
+    tick = F.col(IS_TICK)
+    rejected = ~tick & F.col(REASON).isNotNull()
+    return EngineRecords(
+        key=F.col(KEY),
+        ts_ms=F.when(~rejected, F.col(TS_MS)),
+        raw=F.col(RAW),
+        reason=F.col(REASON),
+        detail=F.col(DETAIL),
+        user=F.col(KEY),
+        rejected=rejected,
+        tick=tick,
+    )

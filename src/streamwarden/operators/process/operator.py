@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from streamwarden.history.base import StoredColumns
 from streamwarden.operators.accounting import count_by_reason, reasons_text, verdict
 from streamwarden.operators.base import OPERATORS, Batches, OperatorStep, Outputs
-from streamwarden.operators.engine_rows import EngineRecords
+from streamwarden.operators.engine_rows import validated_records
 from streamwarden.operators.observed import OBSERVATION, dead_letters_by_reason
 from streamwarden.operators.patterns.observed import INPUT_OBSERVATION, input_counts
 from streamwarden.operators.process.api import (
@@ -35,7 +35,7 @@ from streamwarden.operators.process.processor import KeyedProcessor
 from streamwarden.operators.process.settings import ProcessConfig
 from streamwarden.validation import validate_records
 from streamwarden.validation.reasons import Reason
-from streamwarden.validation.validate import DETAIL, IS_TICK, KEY, RAW, REASON, TS_MS
+from streamwarden.validation.validate import IS_TICK
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -141,17 +141,9 @@ class ProcessOperator:
     def build_step(self, config: PipelineView, records: DataFrame) -> OperatorStep:
         schema = config.schema
         validated = validate_records(records, schema, config.validation)
-        rejected = F.col(REASON).isNotNull() & ~F.col(IS_TICK)
-        observed = validated.observe(INPUT_OBSERVATION, *input_counts(~F.col(IS_TICK), ~rejected))
-        engine_records = EngineRecords(
-            key=F.col(KEY),
-            ts_ms=F.when(~rejected, F.col(TS_MS)),
-            raw=F.col(RAW),
-            reason=F.col(REASON),
-            detail=F.col(DETAIL),
-            user=F.col(KEY),
-            rejected=rejected,
-            tick=F.col(IS_TICK),
+        engine_records = validated_records()
+        observed = validated.observe(
+            INPUT_OBSERVATION, *input_counts(~F.col(IS_TICK), ~engine_records.rejected)
         )
         fields = [F.col(f"`{f.name}`") for f in schema.struct.fields]
         section = _section(config)

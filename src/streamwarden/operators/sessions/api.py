@@ -16,9 +16,9 @@ from streamwarden.errors import UsageError
 from streamwarden.operators.base import OperatorStep, writer_for
 from streamwarden.operators.engine_rows import (
     SESSION_PAYLOAD,
-    EngineRecords,
     engine_rows,
     typed_records,
+    validated_records,
     with_watermark,
 )
 from streamwarden.operators.observed import OBSERVATION, dead_letter_counts
@@ -34,13 +34,7 @@ from streamwarden.sinks.base import OutputShape
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation import validate_records
 from streamwarden.validation.validate import (
-    DETAIL,
-    IS_TICK,
-    KEY,
-    RAW,
-    REASON,
     SIZE,
-    TS_MS,
 )
 
 if TYPE_CHECKING:
@@ -313,17 +307,7 @@ def session_engine_rows(
     the aggregates' input fields: rejects pass through as dead letters and carry no event time
     (so they never move the watermark); ticks only move event time. The watermark is declared
     and its column dropped."""
-    rejected = F.col(REASON).isNotNull()
-    engine_records = EngineRecords(
-        key=F.col(KEY),
-        ts_ms=F.when(~rejected, F.col(TS_MS)),
-        raw=F.col(RAW),
-        reason=F.col(REASON),
-        detail=F.col(DETAIL),
-        user=F.col(KEY),
-        rejected=rejected,
-        tick=F.col(IS_TICK),
-    )
+    engine_records = validated_records()
     rows = engine_rows(
         validated, engine_records, _payload_names(aggregates), _payload(aggregates, F.col(SIZE))
     )
