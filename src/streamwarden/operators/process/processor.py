@@ -129,7 +129,6 @@ class Context:
         self._clock = clock
         self._output = output
         self._names = frozenset(f.name for f in output.fields)
-        self._shown = ", ".join(f"{f.name} {ddl_of(f.dataType)}" for f in output.fields)
         #: The rows emitted, as tuples in the output's column order.
         self.emitted: list[tuple[Any, ...]] = []
         #: Timers set (event time, epoch ms).
@@ -140,7 +139,9 @@ class Context:
         unknown = set(columns) - self._names
         if unknown:
             raise UsageError(
-                f"ctx.emit: {', '.join(sorted(unknown))} not in the output ({self._shown})"
+                f"ctx.emit: {', '.join(sorted(unknown))} not in the output ("
+                + ", ".join(f"{f.name} {ddl_of(f.dataType)}" for f in self._output.fields)
+                + ")"
             )
         self.emitted.append(tuple(columns.get(f.name) for f in self._output.fields))
 

@@ -85,6 +85,8 @@ class StateDeclaration:
         self.when_full = when_full
         self.name = "?"
         self._check()
+        # read for every entry an event sees: worked out once, not per read
+        self._ttl_ms = None if expire_after is None else expire_after // timedelta(milliseconds=1)
 
     def _check(self) -> None:
         where = f"{type(self).__name__}({self.schema_ddl!r})"
@@ -131,7 +133,7 @@ class StateDeclaration:
 
     @property
     def expire_after_ms(self) -> int | None:
-        return None if self.expire_after is None else self.expire_after // timedelta(milliseconds=1)
+        return self._ttl_ms
 
     def storage_schema(self) -> T.StructType:
         """The schema of one stored entry: the value's fields, then when it was written."""
