@@ -156,6 +156,34 @@ def process_pipeline_config(
     return parse_config(data, origin="test")
 
 
+#: Card payments, as the windows tests declare them.
+PAYMENTS_SCHEMA: dict[str, Any] = {
+    "key": "account",
+    "time": "at",
+    "fields": "account STRING, merchant STRING, at BIGINT, amount DOUBLE",
+}
+
+
+def windows_pipeline_config(root: Path, **windows: Any) -> PipelineConfig:
+    """A windows pipeline of payments (:data:`PAYMENTS_SCHEMA`) over ``root/landing``, one
+    minute per window by merchant unless ``windows`` says otherwise, writing its windows and
+    dead letters under ``root``."""
+    data: dict[str, Any] = {
+        "name": "windows-test",
+        "operator": "windows",
+        "schema": PAYMENTS_SCHEMA,
+        "source": {"path": str(root / "landing"), "max_files_per_trigger": 1},
+        "windows": {"size": "1m", "by": ["merchant"], **windows},
+        "sinks": {
+            "windows": {"path": str(root / "windows")},
+            "dead_letters": {"path": str(root / "dead_letters")},
+        },
+        "checkpoint": {"path": str(root / "checkpoint")},
+        "spark": {"shuffle_partitions": 2},
+    }
+    return parse_config(data, origin="test")
+
+
 def run_command(config: Path, *flags: str) -> list[str]:
     """``streamwarden run CONFIG FLAGS`` as a subprocess command line."""
     return [sys.executable, "-m", "streamwarden.cli.main", "run", str(config), *flags]

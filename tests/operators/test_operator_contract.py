@@ -17,7 +17,12 @@ from streamwarden.history.base import StoredAggregate, StoredColumns
 from streamwarden.operators import OPERATORS, operator_of
 from streamwarden.operators.base import Operator, PipelineView
 from streamwarden.operators.settings import OperatorSettings
-from tests.support import pattern_pipeline_config, pipeline_config, process_pipeline_config
+from tests.support import (
+    pattern_pipeline_config,
+    pipeline_config,
+    process_pipeline_config,
+    windows_pipeline_config,
+)
 
 #: A batch's observed metrics as each operator's step attaches them.
 OBSERVED = {
@@ -30,6 +35,7 @@ OBSERVED = {
         "streamwarden": {"output": 4, "dead_processor_error": 2},
         "streamwarden_input": {"events": 6, "rejected": 0},
     },
+    "windows": {"streamwarden": {"windows": 5, "window_events": 8, "dead_window_event_cap": 1}},
 }
 PATTERN = {
     "within": "20m",
@@ -70,10 +76,12 @@ def configs(tmp_path: Path) -> dict[str, Any]:
     (tmp_path / "s").mkdir()
     (tmp_path / "p").mkdir()
     (tmp_path / "k").mkdir()
+    (tmp_path / "w").mkdir()
     return {
         "sessions": sessions_config(tmp_path / "s"),
         "patterns": pattern_pipeline_config(tmp_path / "p", PATTERN),
         "process": process_pipeline_config(tmp_path / "k", process={"idle_timeout": "2m"}),
+        "windows": windows_pipeline_config(tmp_path / "w", aggregates={"n": "count()"}),
     }
 
 
@@ -200,8 +208,8 @@ def test_a_sessions_config_whose_aggregate_reads_no_declared_field_is_refused_at
 def test_outputs_that_hold_nothing_balance_no_input_and_nothing_else(configs, name):
     operator = operator_of(configs[name])
     empty = dict.fromkeys(configs[name].sinks)
-    assert operator.account(empty, 0, []).balanced
-    unbalanced = operator.account(empty, 3, [])
+    assert operator.account(configs[name], empty, 0, []).balanced
+    unbalanced = operator.account(configs[name], empty, 3, [])
     assert not unbalanced.balanced and "NOT BALANCED" in unbalanced.describe()
 
 

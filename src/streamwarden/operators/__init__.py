@@ -7,6 +7,7 @@ from streamwarden.operators.patterns import operator as _patterns_operator  # no
 from streamwarden.operators.process import operator as _process_operator  # noqa: F401
 from streamwarden.operators.sessions import SessionizeResult, SessionParams, sessionize
 from streamwarden.operators.sessions import operator as _sessions_operator  # noqa: F401
+from streamwarden.operators.windows import operator as _windows_operator  # noqa: F401
 
 __all__ = [
     "OPERATORS",

@@ -199,10 +199,12 @@ class Operator(Protocol):
         """The batch's counts from its progress; None if it carries none."""
         ...
 
-    def account(self, outputs: Outputs, records: int, batches: Batches) -> Accounting:
-        """Reconciles a run's ``outputs`` (as :func:`account_run` reads them back) with the
-        ``records`` that went in; ``batches`` are the stats of the run's batches, for what
-        only the run observed."""
+    def account(
+        self, config: PipelineView, outputs: Outputs, records: int, batches: Batches
+    ) -> Accounting:
+        """Reconciles the ``outputs`` of ``config``'s run (as :func:`account_run` reads them
+        back) with the ``records`` that went in; ``batches`` are the stats of the run's batches,
+        for what only the run observed."""
         ...
 
 
@@ -242,7 +244,7 @@ def account_run(
     with the ``records`` that went in."""
     context = config.context
     outputs = {name: open_sink(name, context).read(spark) for name in context.outputs}
-    accounting = operator_of(config).account(outputs, records, batches)
+    accounting = operator_of(config).account(config, outputs, records, batches)
     landing = getattr(config.source, "path", None)  # a source with a landing folder
     if not isinstance(landing, Path):
         return accounting

@@ -80,6 +80,8 @@ ENGINE_REASONS = (
     Reason.TOO_LATE,
     Reason.SESSION_EVENT_CAP,
     Reason.SESSION_BYTE_CAP,
+    Reason.WINDOW_EVENT_CAP,
+    Reason.WINDOW_BYTE_CAP,
     Reason.KEY_BUFFER_FULL,
     Reason.POISON,
 )

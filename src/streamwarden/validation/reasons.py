@@ -30,6 +30,10 @@ class Reason(StrEnum):
     TOO_LATE = "too_late"
     SESSION_EVENT_CAP = "session_event_cap"
     SESSION_BYTE_CAP = "session_byte_cap"
+    #: An event past a window's ``max_events`` (any of its windows, for hopping windows).
+    WINDOW_EVENT_CAP = "window_event_cap"
+    #: An event past a window's ``max_window_bytes`` (any of its windows).
+    WINDOW_BYTE_CAP = "window_byte_cap"
     KEY_BUFFER_FULL = "key_buffer_full"
     #: A record the engine threw on, set aside so that no record can fail a batch.
     POISON = "poison"

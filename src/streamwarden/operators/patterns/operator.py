@@ -77,7 +77,9 @@ class PatternsOperator:
     def stats_from_progress(self, progress: dict[str, Any]) -> PatternBatchStats | None:
         return PatternBatchStats.from_progress(progress)
 
-    def account(self, outputs: Outputs, records: int, batches: Batches) -> PatternAccounting:
+    def account(
+        self, config: PipelineView, outputs: Outputs, records: int, batches: Batches
+    ) -> PatternAccounting:
         events = sum(b.events for b in batches if isinstance(b, PatternBatchStats))
         frames = (outputs.get("matches"), outputs.get("timeouts"), outputs.get("dead_letters"))
         return reconcile_patterns(frames, records, events)

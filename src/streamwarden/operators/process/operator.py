@@ -156,7 +156,9 @@ class ProcessOperator:
     def stats_from_progress(self, progress: dict[str, Any]) -> ProcessBatchStats | None:
         return ProcessBatchStats.from_progress(progress)
 
-    def account(self, outputs: Outputs, records: int, batches: Batches) -> ProcessAccounting:
+    def account(
+        self, config: PipelineView, outputs: Outputs, records: int, batches: Batches
+    ) -> ProcessAccounting:
         events = sum(b.events for b in batches if isinstance(b, ProcessBatchStats))
         output = outputs.get("output")
         return ProcessAccounting(

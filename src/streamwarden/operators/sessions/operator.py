@@ -119,7 +119,9 @@ class SessionsOperator:
     def stats_from_progress(self, progress: dict[str, Any]) -> SessionBatchStats | None:
         return SessionBatchStats.from_progress(progress)
 
-    def account(self, outputs: Outputs, records: int, batches: Batches) -> Accounting:
+    def account(
+        self, config: PipelineView, outputs: Outputs, records: int, batches: Batches
+    ) -> Accounting:
         return reconcile(outputs.get("sessions"), outputs.get("dead_letters"), records)
 
 

@@ -12,7 +12,7 @@ from streamwarden.settings.removed import refuse_removed
 from streamwarden.settings.types import Duration, OptionalDuration, Size
 from streamwarden.settings.units import format_duration
 
-__all__ = ["SessionsConfig"]
+__all__ = ["SessionsConfig", "aggregate_calls"]
 
 
 _REMOVED = {
@@ -20,6 +20,18 @@ _REMOVED = {
     '"collect_list(url)"',
     "max_pages": "write sessions.max_events",
 }
+
+
+def aggregate_calls(value: dict[str, str], section: str) -> dict[str, str]:
+    """``value`` (``[<section>.aggregates]``) if each entry reads as ``function(field)``; the
+    functions and fields are checked against the schema later, when the operator is built."""
+    for name, text in value.items():
+        if "(" not in text or not text.rstrip().endswith(")"):
+            raise ValueError(
+                f"{section}.aggregates.{name} = {text!r}: write function(field), e.g. "
+                "'sum(amount)'"
+            )
+    return value
 
 
 class SessionsConfig(OperatorSettings):
@@ -51,13 +63,7 @@ class SessionsConfig(OperatorSettings):
     @field_validator("aggregates")
     @classmethod
     def _calls(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, text in value.items():
-            if "(" not in text or not text.rstrip().endswith(")"):
-                raise ValueError(
-                    f"sessions.aggregates.{name} = {text!r}: write function(field), e.g. "
-                    "'sum(amount)'"
-                )
-        return value
+        return aggregate_calls(value, "sessions")
 
     @model_validator(mode="after")
     def _positive_times(self) -> SessionsConfig:

@@ -75,6 +75,10 @@ public final class EngineInput {
   public static final String SESSION_EVENT_CAP = "session_event_cap";
   /** An event past its session's byte cap. */
   public static final String SESSION_BYTE_CAP = "session_byte_cap";
+  /** An event past a window's event cap (one of its windows, for a hopping window). */
+  public static final String WINDOW_EVENT_CAP = "window_event_cap";
+  /** An event past a window's byte cap (one of its windows, for a hopping window). */
+  public static final String WINDOW_BYTE_CAP = "window_byte_cap";
   /** An event past its key's cap on events waiting for the watermark. */
   public static final String KEY_BUFFER_FULL = "key_buffer_full";
   /** A record the engine threw on, set aside so that it cannot fail the batch ({@link Poison}). */
@@ -163,6 +167,8 @@ public final class EngineInput {
     reasons.put("TOO_LATE", TOO_LATE);
     reasons.put("SESSION_EVENT_CAP", SESSION_EVENT_CAP);
     reasons.put("SESSION_BYTE_CAP", SESSION_BYTE_CAP);
+    reasons.put("WINDOW_EVENT_CAP", WINDOW_EVENT_CAP);
+    reasons.put("WINDOW_BYTE_CAP", WINDOW_BYTE_CAP);
     reasons.put("KEY_BUFFER_FULL", KEY_BUFFER_FULL);
     reasons.put("POISON", POISON);
     return root.toString();

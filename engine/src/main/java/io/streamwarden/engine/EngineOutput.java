@@ -41,7 +41,14 @@ public final class EngineOutput {
 
   /** The output schema of a plan. */
   public static StructType schema(SessionPlan plan) {
-    AggregatePlan aggs = plan.aggregates;
+    return schema(plan.aggregates);
+  }
+
+  /**
+   * The output schema of an operator whose summaries carry {@code aggs}: sessions, and windows
+   * (a window is a summary whose start and end are the window's, its id the {@code session_id}).
+   */
+  public static StructType schema(AggregatePlan aggs) {
     List<StructField> fields = new ArrayList<>();
     fields.add(field("kind", DataTypes.StringType, false));
     fields.add(field("key", DataTypes.StringType, true));
@@ -87,7 +94,7 @@ public final class EngineOutput {
    *     functions
    * @param state the encoded aggregates in base64, or null
    */
-  public static Row session(SessionPlan plan, String key, String sessionId, long startMs,
+  public static Row session(AggregatePlan plan, String key, String sessionId, long startMs,
       long endMs, long eventCount, long bytes, int revision, boolean truncated,
       List<String> mergedIds, Object[] aggregates, String state) {
     Object[] row = sized(plan);
@@ -109,7 +116,7 @@ public final class EngineOutput {
   }
 
   /** A late event for the history store: its key, time, raw record and payload. */
-  public static Row history(SessionPlan plan, String key, long eventTsMs, String raw, long size,
+  public static Row history(AggregatePlan plan, String key, long eventTsMs, String raw, long size,
       String eventValues) {
     Object[] row = sized(plan);
     row[0] = "history";
@@ -122,7 +129,7 @@ public final class EngineOutput {
     return RowFactory.create(row);
   }
 
-  public static Row deadLetter(SessionPlan plan, String key, Long eventTsMs, String raw,
+  public static Row deadLetter(AggregatePlan plan, String key, Long eventTsMs, String raw,
       String reason, String detail) {
     Object[] row = sized(plan);
     row[0] = "dead_letter";
@@ -135,12 +142,12 @@ public final class EngineOutput {
     return RowFactory.create(row);
   }
 
-  private static Object[] sized(SessionPlan plan) {
-    return new Object[FIXED + plan.aggregates.size() + TAIL];
+  private static Object[] sized(AggregatePlan plan) {
+    return new Object[FIXED + plan.size() + TAIL];
   }
 
-  private static int tail(SessionPlan plan) {
-    return FIXED + plan.aggregates.size();
+  private static int tail(AggregatePlan plan) {
+    return FIXED + plan.size();
   }
 
   private static <T> scala.collection.immutable.Seq<T> scalaSeq(List<T> values) {

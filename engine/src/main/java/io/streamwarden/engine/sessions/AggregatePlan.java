@@ -55,7 +55,7 @@ public final class AggregatePlan implements Serializable {
    *
    * @throws IllegalArgumentException naming the entry that is wrong and what is allowed
    */
-  static AggregatePlan fromJson(JsonNode inputsJson, JsonNode aggregatesJson) {
+  public static AggregatePlan fromJson(JsonNode inputsJson, JsonNode aggregatesJson) {
     ValueKind[] kinds = new ValueKind[count(inputsJson, "inputs")];
     for (int i = 0; i < kinds.length; i++) {
       JsonNode name = inputsJson.get(i);
@@ -159,7 +159,7 @@ public final class AggregatePlan implements Serializable {
   }
 
   /** Whether some aggregate holds values that count toward {@code max_session_bytes}. */
-  boolean holdsValues() {
+  public boolean holdsValues() {
     return holdsValues;
   }
 

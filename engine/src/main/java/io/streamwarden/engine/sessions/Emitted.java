@@ -41,7 +41,7 @@ public final class Emitted {
     this.detail = detail;
   }
 
-  static Emitted session(String key, SessionAgg s, List<String> mergedIds, Object[] results,
+  public static Emitted session(String key, SessionAgg s, List<String> mergedIds, Object[] results,
       byte[] state) {
     return new Emitted(SESSION, key, s, mergedIds, results, state, null, null, null);
   }

@@ -32,7 +32,7 @@ public final class Event {
    *
    * @throws IllegalArgumentException naming the value and the kind it should have
    */
-  Event checkedAgainst(AggregatePlan plan) {
+  public Event checkedAgainst(AggregatePlan plan) {
     if (values.length != plan.inputCount()) {
       throw new IllegalArgumentException("event has " + values.length + " input values, the "
           + "plan " + plan.inputCount());

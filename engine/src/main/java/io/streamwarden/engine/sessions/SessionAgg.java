@@ -50,6 +50,21 @@ public final class SessionAgg implements Serializable {
     return s;
   }
 
+  /**
+   * The summary of a window {@code [startMs, endMs)} holding one event: its span is the
+   * window's (events inside it never move it, {@link #add}), not its events'.
+   */
+  public static SessionAgg window(long startMs, long endMs, Event e, AggregatePlan plan) {
+    if (e.tsMs < startMs || e.tsMs >= endMs) {
+      throw new IllegalArgumentException("event time " + e.tsMs + " is outside the window ["
+          + startMs + ", " + endMs + ")");
+    }
+    SessionAgg s = of(e, plan);
+    s.startMs = startMs;
+    s.endMs = endMs;
+    return s;
+  }
+
   /** The live accumulators, decoded from {@code aggregates} when first needed; null if none. */
   Accumulator[] accumulators(AggregatePlan plan) {
     if (live == null && plan.size() > 0) {
@@ -65,7 +80,7 @@ public final class SessionAgg implements Serializable {
   }
 
   /** Adds an event that joins this session. */
-  void add(Event e, AggregatePlan plan) {
+  public void add(Event e, AggregatePlan plan) {
     startMs = Math.min(startMs, e.tsMs);
     endMs = Math.max(endMs, e.tsMs);
     eventCount++;
@@ -109,12 +124,12 @@ public final class SessionAgg implements Serializable {
   }
 
   /** Bytes of the values the aggregates hold, toward {@code max_session_bytes}. */
-  long heldBytes(AggregatePlan plan) {
+  public long heldBytes(AggregatePlan plan) {
     return plan.holdsValues() ? AggregatePlan.heldBytes(accumulators(plan)) : 0;
   }
 
   /** How many bytes {@link #heldBytes} would grow by if {@code e} were added. */
-  long heldBytesAdding(Event e, AggregatePlan plan) {
+  public long heldBytesAdding(Event e, AggregatePlan plan) {
     return plan.holdsValues() ? plan.heldBytesAdding(accumulators(plan), e) : 0;
   }
 
@@ -142,12 +157,12 @@ public final class SessionAgg implements Serializable {
   }
 
   /** The aggregates' results, in plan order ({@link Accumulator#result}). */
-  Object[] results(AggregatePlan plan) {
+  public Object[] results(AggregatePlan plan) {
     return plan.size() == 0 ? new Object[0] : AggregatePlan.results(accumulators(plan));
   }
 
   /** Brings {@code aggregates} up to date with the live accumulators, if they changed. */
-  void encodeIfChanged(AggregatePlan plan) {
+  public void encodeIfChanged(AggregatePlan plan) {
     if (changed) {
       aggregates = plan.encode(live);
       changed = false;
@@ -155,7 +170,7 @@ public final class SessionAgg implements Serializable {
   }
 
   /** A copy of the fields for output; the aggregates' state is shared (it is never mutated). */
-  SessionAgg snapshot() {
+  public SessionAgg snapshot() {
     SessionAgg c = new SessionAgg();
     c.startMs = startMs;
     c.endMs = endMs;

@@ -29,7 +29,7 @@ import java.util.Map;
  * results do not depend on how the events were batched: ties in event time go by arrival order
  * (a later batch arrives later; within a batch, the order Spark delivered the rows in).
  */
-public final class SessionLogic {
+public final class SessionLogic implements SummaryLogic {
   private final SessionPlan plan;
   private final AggregatePlan aggregates;
 

@@ -7,10 +7,16 @@ import java.util.List;
 import org.apache.spark.sql.Row;
 
 /** Turns {@link Emitted} records into rows of {@link EngineOutput#schema}. */
-final class SessionRows {
+public final class SessionRows {
   private SessionRows() {}
 
+  /** The rows of a session plan's output. */
   static List<Row> toRows(SessionPlan plan, List<Emitted> emitted) {
+    return toRows(plan.aggregates, emitted);
+  }
+
+  /** The rows of an output whose summaries carry {@code plan}'s aggregates. */
+  public static List<Row> toRows(AggregatePlan plan, List<Emitted> emitted) {
     List<Row> rows = new ArrayList<>(emitted.size());
     for (Emitted e : emitted) {
       if (Emitted.SESSION.equals(e.kind)) {
