@@ -13,8 +13,9 @@ ENGINE_TESTS_OK := .cache/engine-tests.ok
 JAR_SETS := .cache/jars/kafka/.fetched .cache/jars/kafka-broker/.fetched \
 	.cache/jars/delta/.fetched .cache/jars/postgres/.fetched
 
-.PHONY: demo demo-kafka postgres test test-engine lint soak cluster faults bench bench-patterns \
-	bench-rescale bench-kafka bench-delta bench-history bench-cluster bench-scale bench-scale-state \
+.PHONY: demo demo-kafka postgres test test-engine lint docs docs-look soak cluster faults bench \
+	bench-patterns bench-rescale bench-kafka bench-delta bench-history bench-cluster bench-scale \
+	bench-scale-state \
 	bench-scale-patterns bench-scale-patterns-rocksdb bench-scale-restart bench-scale-checkpoint \
 	bench-driver-memory bench-start setup class-archive jar-list clean
 
@@ -56,8 +57,22 @@ demo-kafka: setup
 postgres:
 	scripts/ensure_postgres.sh >/dev/null
 
-test: setup postgres lint test-engine
+test: setup postgres lint test-engine docs
 	$(BIN)/pytest -q
+
+# The documentation site (mkdocs.yml, docs/) into .cache/site, strictly: a broken link, anchor or
+# API reference fails it. Not `mkdocs build -q`: quiet hides the warnings --strict counts. First
+# the check that docs/reference/configuration.md is what the settings models give (to
+# regenerate it: $(BIN)/python -m streamwarden.config.reference).
+docs: $(VENV)/.installed
+	$(BIN)/python -m streamwarden.config.reference --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d .cache/site
+
+# The site as a reader sees it: Debian's Chromium (installed with apt-get if absent) renders the
+# home page and a guide, served on 127.0.0.1; screenshots in .cache/docs-look/, and a failure
+# when a page is blank or lacks its text. Not part of `make test`.
+docs-look: docs
+	$(BIN)/python scripts/docs_look.py "$$(scripts/ensure_chromium.sh)" .cache/site .cache/docs-look
 
 # The engine's JUnit tests (no Spark). They read only the Java sources, the pyspark jars (fixed
 # by .venv/.installed) and the JUnit jar (fixed by the pom), so a stamp newer than all of those

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,13 @@ from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.idle import write_tick
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.pipeline.runner import ticks_dir
-from tests.support import T0_MS, windows_pipeline_config, write_batches
+from tests.support import (
+    T0_MS,
+    kill_when_written,
+    run_command,
+    windows_pipeline_config,
+    write_batches,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -174,3 +181,65 @@ def test_an_idle_input_closes_every_window_and_frees_its_state(spark, tmp_path):
     written = read_output(spark, tmp_path / "windows")
     assert written is not None
     assert sorted((r.merchant, r.payments) for r in written.collect()) == [("m", 1), ("n", 1)]
+
+
+CRASH_TOML = """
+name = "windows-crash"
+operator = "windows"
+[schema]
+key = "account"
+time = "at"
+fields = "account STRING, merchant STRING, at BIGINT, amount DOUBLE"
+[source]
+path = "landing"
+max_files_per_trigger = 1
+[windows]
+size = "1m"
+slide = "30s"
+by = ["merchant"]
+allowed_lateness = "2m"
+max_out_of_orderness = "0s"
+emit = "updates"
+[windows.aggregates]
+payments = "count()"
+total = "sum(amount)"
+accounts = "count_distinct(account)"
+[sinks.windows]
+kind = "delta"
+path = "windows"
+[sinks.dead_letters]
+path = "dead_letters"
+[checkpoint]
+path = "checkpoint"
+[spark]
+shuffle_partitions = 2
+[monitoring]
+prometheus_port = "off"
+"""
+
+
+@pytest.mark.soak  # fault injection: two pipeline processes, one SIGKILLed (make soak)
+def test_a_killed_run_resumes_to_the_windows_of_an_uninterrupted_run(spark, tmp_path):
+    """Hopping windows emitting updates to a Delta table, which MERGEs each window's revisions
+    by its id: a run killed after its third batch and restarted holds the same windows as an
+    uninterrupted run, and they equal pandas."""
+    batches = payments(seed=42, batches=6)
+    lines = [[json.dumps(e) for e in b] for b in batches]
+    reference, crashed = tmp_path / "reference", tmp_path / "crashed"
+    for root in (reference, crashed):
+        write_batches(root / "landing", lines)
+        (root / "pipeline.toml").write_text(CRASH_TOML)
+    subprocess.run(run_command(reference / "pipeline.toml", "--once", "--drain"), check=True)
+
+    command = run_command(crashed / "pipeline.toml", "--once", "--drain")
+    kill_when_written(command, crashed / "checkpoint" / "commits" / "2")
+    restarted = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert restarted.returncode == 0, restarted.stderr[-2000:]
+
+    def table(root: Path) -> list[tuple[Any, ...]]:
+        rows = spark.read.format("delta").load(str(root / "windows")).drop("batch_id")
+        return sorted(tuple(r) for r in rows.select(*sorted(rows.columns)).collect())
+
+    assert table(crashed) == table(reference)
+    kept, _ = admitted(batches, MIN, 30_000, 2 * MIN)
+    assert len(table(crashed)) == len(pandas_windows(kept, MIN, 30_000))  # one row per window

@@ -28,8 +28,7 @@ def aggregate_calls(value: dict[str, str], section: str) -> dict[str, str]:
     for name, text in value.items():
         if "(" not in text or not text.rstrip().endswith(")"):
             raise ValueError(
-                f"{section}.aggregates.{name} = {text!r}: write function(field), e.g. "
-                "'sum(amount)'"
+                f"{section}.aggregates.{name} = {text!r}: write function(field), e.g. 'sum(amount)'"
             )
     return value
 
