@@ -46,6 +46,13 @@ BASES: dict[str, dict[str, Any]] = {
         "sinks": {"output": {"path": "out/output"}, "dead_letters": {"path": "out/dl"}},
         "checkpoint": {"path": "out/checkpoint"},
     },
+    "windows": {
+        "source": {"path": "landing"},
+        "schema": {"key": "user_id", "time": "ts", "fields": "user_id STRING, ts BIGINT"},
+        "windows": {"size": "1m"},
+        "sinks": {"windows": {"path": "out/windows"}, "dead_letters": {"path": "out/dl"}},
+        "checkpoint": {"path": "out/checkpoint"},
+    },
 }
 
 
