@@ -184,6 +184,37 @@ def windows_pipeline_config(root: Path, **windows: Any) -> PipelineConfig:
     return parse_config(data, origin="test")
 
 
+def join_pipeline_config(root: Path, **join: Any) -> PipelineConfig:
+    """A join of payments with refunds (both :data:`PAYMENTS_SCHEMA`-like) over
+    ``root/payments`` and ``root/refunds``, writing joined rows and dead letters under
+    ``root``."""
+    for name in ("payments", "refunds"):
+        (root / name).mkdir(parents=True, exist_ok=True)
+    data: dict[str, Any] = {
+        "name": "join-test",
+        "operator": "join",
+        "sources": {
+            name: {"path": str(root / name), "max_files_per_trigger": 1}
+            for name in ("payments", "refunds")
+        },
+        "schemas": {"payments": PAYMENTS_SCHEMA, "refunds": PAYMENTS_SCHEMA},
+        "join": {
+            "left": "payments",
+            "right": "refunds",
+            "on": [["account", "account"]],
+            "between": ["0s", "1h"],
+            **join,
+        },
+        "sinks": {
+            "joined": {"path": str(root / "joined")},
+            "dead_letters": {"path": str(root / "dead_letters")},
+        },
+        "checkpoint": {"path": str(root / "checkpoint")},
+        "spark": {"shuffle_partitions": 2},
+    }
+    return parse_config(data, origin="test")
+
+
 def run_command(config: Path, *flags: str) -> list[str]:
     """``streamwarden run CONFIG FLAGS`` as a subprocess command line."""
     return [sys.executable, "-m", "streamwarden.cli.main", "run", str(config), *flags]

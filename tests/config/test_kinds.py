@@ -45,7 +45,7 @@ def test_an_unknown_name_exits_2_through_the_cli(tmp_path, capsys, text, expecte
 
 
 def test_the_operators_the_config_knows_are_the_registered_ones():
-    assert OPERATORS.names() == ["patterns", "process", "sessions", "windows"]
+    assert OPERATORS.names() == ["join", "patterns", "process", "sessions", "windows"]
 
 
 def test_without_a_kind_the_source_is_files_and_the_sinks_parquet(tmp_path):

@@ -46,6 +46,7 @@ BASES: dict[str, dict[str, Any]] = {
         "sinks": {"output": {"path": "out/output"}, "dead_letters": {"path": "out/dl"}},
         "checkpoint": {"path": "out/checkpoint"},
     },
+    "join": {},
     "windows": {
         "source": {"path": "landing"},
         "schema": {"key": "user_id", "time": "ts", "fields": "user_id STRING, ts BIGINT"},
@@ -108,9 +109,10 @@ def test_every_config_example_is_a_valid_config(where, text, tmp_path, monkeypat
         del sys.modules[module]  # ... and the loader imports it afresh
     if "history" in data and "history_lateness" not in data.get("sessions", {}):
         data["sessions"] = {**data.get("sessions", {}), "history_lateness": "7d"}
-    if data.get("source", {}).get("kind", "files") == "files":
-        landing = data["source"]["path"]
-        (tmp_path / landing).mkdir(parents=True, exist_ok=True)
+    sources = data.get("sources", {"source": data.get("source", {})})
+    for source in sources.values():
+        if source.get("kind", "files") == "files":
+            (tmp_path / source["path"]).mkdir(parents=True, exist_ok=True)
     try:
         parse_config(data, origin=where, base=tmp_path)
     except ConfigError as exc:

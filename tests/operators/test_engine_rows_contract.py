@@ -16,6 +16,7 @@ from streamwarden.operators.engine_rows import (
     COMMON_COLUMNS,
     CONTROL_PREFIX,
     ENGINE_REASONS,
+    JOIN_PAYLOAD,
     KIND_EVENT,
     KIND_REJECTED,
     KIND_TICK,
@@ -48,6 +49,7 @@ def test_both_sides_lay_out_the_columns_in_the_same_order(java: dict[str, Any]) 
     assert java["columns"] == {
         "sessions": [*COMMON_COLUMNS, *SESSION_PAYLOAD],
         "patterns": [*COMMON_COLUMNS, *PATTERN_PAYLOAD],
+        "join": [*COMMON_COLUMNS, *JOIN_PAYLOAD],
     }
 
 

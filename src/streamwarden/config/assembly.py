@@ -31,7 +31,7 @@ from streamwarden.operators.base import OPERATORS
 from streamwarden.registry import Registry
 from streamwarden.settings.base import KindSettings
 from streamwarden.sinks.base import SINK_KINDS
-from streamwarden.sources.base import SOURCE_KINDS
+from streamwarden.sources.base import SOURCE_KINDS, SeveralSources
 
 __all__ = ["assemble", "sink_settings"]
 
@@ -58,6 +58,10 @@ def assemble(data: dict[str, Any], base: Path | None) -> tuple[PipelineConfig | 
 
     if isinstance(data.get("source"), dict):
         part("source", _kind(data["source"], ("source",), SOURCE_KINDS, data, problems, context))
+        if "sources" in data:
+            problems.append("give either [source] or [sources.<name>] (several), not both")
+    elif isinstance(data.get("sources"), dict):
+        part("source", _several(data, problems, context))
     sinks = data.get("sinks")
     if isinstance(sinks, dict) and all(isinstance(s, dict) for s in sinks.values()):
         validated = {
@@ -76,7 +80,9 @@ def assemble(data: dict[str, Any], base: Path | None) -> tuple[PipelineConfig | 
         for other in sorted(sections - {operator}):
             if other in data:
                 problems.append(f"[{other}] needs operator = {other!r} at the top level")
-    shell = {k: v for k, v in data.items() if k not in sections and k not in failed}
+    shell = {
+        k: v for k, v in data.items() if k not in sections and k not in failed and k != "sources"
+    }
     if _SECTION in data:
         problems.append(f"{_SECTION}: unknown setting; remove it or check its spelling")
     shell |= parts
@@ -92,6 +98,26 @@ def assemble(data: dict[str, Any], base: Path | None) -> tuple[PipelineConfig | 
     except ConfigError as exc:
         return None, [str(exc)]
     return config, []
+
+
+def _several(
+    data: dict[str, Any], problems: list[str], context: dict[str, Any]
+) -> SeveralSources | None:
+    """``[sources.<name>]``, each validated by the model of its kind, as one setting."""
+    raw = data["sources"]
+    if len(raw) < 2 or not all(isinstance(s, dict) for s in raw.values()):
+        problems.append(
+            "[sources.<name>] names two or more sources, each a section such as "
+            '[sources.payments] kind = "kafka"; for one source, write [source]'
+        )
+        return None
+    named = {
+        name: _kind(own, ("sources", name), SOURCE_KINDS, data, problems, context)
+        for name, own in raw.items()
+    }
+    if None in named.values():
+        return None
+    return SeveralSources(named={n: s for n, s in named.items() if s is not None})
 
 
 def sink_settings(sinks: Mapping[str, Any], base: Path | None = None) -> dict[str, KindSettings]:

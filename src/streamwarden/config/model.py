@@ -16,6 +16,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, SerializeAsAny, model_validator
 
+from streamwarden.errors import ConfigError
 from streamwarden.history.base import HISTORY_KINDS
 from streamwarden.operators.base import OPERATORS
 from streamwarden.operators.settings import DEAD_LETTERS, OperatorSettings
@@ -35,6 +36,7 @@ from streamwarden.settings.types import (
     folders_of,
 )
 from streamwarden.settings.units import off_or, parse_memory
+from streamwarden.sources.base import SeveralSources
 from streamwarden.spark.permissions import PRIVATE_UMASK, parse_umask
 from streamwarden.validation.settings import ValidationConfig
 
@@ -204,9 +206,13 @@ class PipelineConfig(Strict):
     operator: Annotated[str, AfterValidator(OPERATORS.check)] = "sessions"
     #: The ``[<operator>]`` section, validated by the operator's own model.
     section: SerializeAsAny[OperatorSettings]
+    #: ``[source]``, or the ``[sources.<name>]`` of a pipeline reading several
+    #: (:class:`~streamwarden.sources.base.SeveralSources`).
     source: SerializeAsAny[KindSettings]
     kafka: KafkaConfig | None = None
-    schema_: Schema = Field(alias="schema")
+    schema_: Schema | None = Field(default=None, alias="schema")
+    #: The schema of each of several sources, ``[schemas.<name>]`` (empty with one source).
+    schemas: dict[str, Schema] = Field(default_factory=dict)
     validation: ValidationConfig = ValidationConfig()
     sinks: dict[str, SerializeAsAny[KindSettings]]
     checkpoint: CheckpointConfig
@@ -223,7 +229,7 @@ class PipelineConfig(Strict):
     @classmethod
     def _removed(cls, data: object) -> object:
         refuse_removed(data, _REMOVED, "")
-        if isinstance(data, dict) and "schema" not in data:
+        if isinstance(data, dict) and "schema" not in data and "schemas" not in data:
             raise ValueError(
                 "a pipeline needs a [schema] section declaring its records: key (the field "
                 "that keys all state), time (the event time) and fields (Spark DDL, e.g. "
@@ -234,13 +240,32 @@ class PipelineConfig(Strict):
     @property
     def schema(self) -> Schema:  # type: ignore[override]
         """The records' schema, ``[schema]``."""
+        if self.schema_ is None:
+            raise ConfigError(
+                f"this pipeline reads several sources, each with its own [schemas.<name>] "
+                f"({', '.join(self.schemas)}): what asked for the one [schema] of a pipeline "
+                "does not work on it yet"
+            )
         return self.schema_
+
+    @property
+    def several(self) -> SeveralSources | None:
+        """The sources of a pipeline that reads several, or None."""
+        return self.source if isinstance(self.source, SeveralSources) else None
 
     @model_validator(mode="after")
     def _parts_fit_together(self) -> PipelineConfig:
         self._outputs_fit_the_operator()
+        self._schemas_fit_the_sources()
+        sources = (
+            {"source": self.source}
+            if self.several is None
+            else {f"sources.{name}": own for name, own in self.several.named.items()}
+        )
         needed = {
-            (f"[source] kind = {self.source.kind!r}", need) for need in self.source.connections
+            (f"[{where}] kind = {own.kind!r}", need)
+            for where, own in sources.items()
+            for need in own.connections
         } | {
             (f"[sinks.{name}] kind = {sink.kind!r}", need)
             for name, sink in self.sinks.items()
@@ -280,11 +305,54 @@ class PipelineConfig(Strict):
             )
         self.section.check_sinks(list(self.sinks))
 
+    def _schemas_fit_the_sources(self) -> None:
+        """One source with ``[schema]``, or several with one ``[schemas.<name>]`` each, as the
+        operator reads them."""
+        operator, several = self.operator, self.several
+        wants_several = type(self.section).several_sources
+        if several is None:
+            if wants_several:
+                raise ValueError(
+                    f"operator {operator!r} reads several sources: give each as "
+                    "[sources.<name>] with its schema in [schemas.<name>], not [source]"
+                )
+            if self.schemas:
+                raise ValueError("[schemas.<name>] go with [sources.<name>]; give [schema]")
+            if self.schema_ is None:
+                raise ValueError("a pipeline with one [source] needs a [schema] section")
+            return
+        if not wants_several:
+            raise ValueError(
+                f"operator {operator!r} reads one source: give [source] and [schema], not "
+                "[sources.<name>]"
+            )
+        if self.schema_ is not None:
+            raise ValueError(
+                "a pipeline with [sources.<name>] declares each one's records in "
+                "[schemas.<name>]; remove [schema]"
+            )
+        missing = [n for n in several.named if n not in self.schemas]
+        if missing:
+            raise ValueError(
+                f"[sources.{missing[0]}] needs its records declared in [schemas.{missing[0]}] "
+                "(key, time, fields)"
+            )
+        extra = [n for n in self.schemas if n not in several.named]
+        if extra:
+            raise ValueError(
+                f"[schemas.{extra[0]}] names no source; the sources: {', '.join(several.named)}"
+            )
+
     def _folders_apart(self) -> None:
         """The landing folder, the checkpoint (with the progress folder beside it) and every
         sink folder are apart (:mod:`streamwarden.settings.paths`)."""
         folders = {"checkpoint.path": self.checkpoint.path}
-        folders |= folders_of(self.source, "source")
+        several = self.several
+        if several is None:
+            folders |= folders_of(self.source, "source")
+        else:
+            for name, own in several.named.items():
+                folders |= folders_of(own, f"sources.{name}")
         for name, sink in self.sinks.items():
             folders |= folders_of(sink, f"sinks.{name}")
         problems = overlapping_folders(folders)

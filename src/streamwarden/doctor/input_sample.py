@@ -15,6 +15,7 @@ is a warning saying why, never a failed ``doctor``.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,10 @@ from streamwarden.config.model import PipelineConfig
 from streamwarden.doctor.findings import Finding, Severity
 from streamwarden.errors import StreamwardenError
 from streamwarden.plan import PipelinePlan
+from streamwarden.schema.model import Schema
+from streamwarden.settings.base import KindSettings
+from streamwarden.settings.context import RunContext
+from streamwarden.sources.base import source_of
 from streamwarden.sources.files import FilesSourceSettings
 from streamwarden.sources.kafka import KafkaSourceSettings
 from streamwarden.spark.jvm import first_line, java_message, query_errors_unlogged
@@ -42,22 +47,42 @@ def check_input_sample(config: PipelineConfig, spark: SparkSession) -> list[Find
     it; none when there is no input to read yet, one warning (``input-unread``) when the
     sample cannot be read. A ``[schema]`` that validation refuses to build (a rule that is not
     Spark SQL) raises its :class:`~streamwarden.errors.ConfigError`, as a run would."""
+    several = config.several
+    if several is None:
+        return _sample_findings(
+            config, spark, config.source, config.schema, config.context, _where(config)
+        )
+    findings = []
+    for index, (name, own) in enumerate(several.named.items()):
+        context = replace(config.context, source_index=index)
+        where = f"[sources.{name}] ({source_of(own).where(own)})"
+        findings += _sample_findings(config, spark, own, config.schemas[name], context, where)
+    return findings
+
+
+def _sample_findings(
+    config: PipelineConfig,
+    spark: SparkSession,
+    settings: KindSettings,
+    schema: Schema,
+    context: RunContext,
+    where: str,
+) -> list[Finding]:
+    """The findings of one source's sample, validated against its ``schema``."""
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
 
-    where = _where(config)
-    source = PipelinePlan.of(config).source
     unreadable = (StreamwardenError, PySparkException, Py4JError, OSError)
     try:
         with query_errors_unlogged():
-            frame = source.sample(spark, config.source, config.context, SAMPLE)
+            frame = source_of(settings).sample(spark, settings, context, SAMPLE)
     except unreadable as exc:
         return [_unread(where, exc)]
     if frame is None:
         return []
     records = frame.withColumn(TICK_SOURCE, F.lit(False))  # the source's records, no ticks
-    outcomes = validate_records(records, config.schema, config.validation)
+    outcomes = validate_records(records, schema, config.validation)
     try:
         with query_errors_unlogged():
             rows = outcomes.select(REASON, DETAIL, TS_MS).collect()
@@ -66,7 +91,7 @@ def check_input_sample(config: PipelineConfig, spark: SparkSession) -> list[Find
     if not rows:
         return []
     sampled = [{"reason": r[0], "detail": r[1], "ts_ms": r[2]} for r in rows]
-    return [*_rejects(sampled, len(sampled), where), *_times(config, sampled, where)]
+    return [*_rejects(sampled, len(sampled), where), *_times(config, schema, sampled, where)]
 
 
 def _where(config: PipelineConfig) -> str:
@@ -113,7 +138,9 @@ def _rejects(outcomes: list[dict[str, Any]], sampled: int, where: str) -> list[F
     ]
 
 
-def _times(config: PipelineConfig, outcomes: list[dict[str, Any]], where: str) -> list[Finding]:
+def _times(
+    config: PipelineConfig, schema: Schema, outcomes: list[dict[str, Any]], where: str
+) -> list[Finding]:
     # every event time read, those of records rejected for it too (before
     # earliest_event_time, too far ahead): a wrong unit is what puts them there
     times = [o["ts_ms"] for o in outcomes if o["ts_ms"] is not None]
@@ -126,7 +153,7 @@ def _times(config: PipelineConfig, outcomes: list[dict[str, Any]], where: str) -
     if not times or len(plausible) == len(times):
         return []
     odd = next(t for t in times if not _plausible(t, low, high))
-    unit = config.schema.time_unit
+    unit = schema.time_unit
     better = [
         u
         for u, per_ms in _UNIT_MS.items()
@@ -140,7 +167,7 @@ def _times(config: PipelineConfig, outcomes: list[dict[str, Any]], where: str) -
             f"{len(times) - len(plausible)} of {len(times)} event times read from {where} are "
             f"outside {low:%Y-%m-%d} .. {high:%Y-%m-%d} (validation.earliest_event_time .. a "
             f"year from now), e.g. {_shown(odd)} (schema.time "
-            f"{config.schema.time!r} in {unit!r}){hint}",
+            f"{schema.time!r} in {unit!r}){hint}",
             f"set schema.time_unit to {better[0]!r}"
             if better
             else "check schema.time and schema.time_unit against these records",

@@ -139,6 +139,11 @@ class PipelineView(Protocol):
     def schema(self) -> Schema: ...
 
     @property
+    def schemas(self) -> Mapping[str, Schema]:
+        """Each source's schema, by source name, when the pipeline reads several."""
+        ...
+
+    @property
     def validation(self) -> ValidationConfig: ...
 
     @property

@@ -41,6 +41,7 @@ __all__ = [
     "KIND_EVENT",
     "KIND_REJECTED",
     "KIND_TICK",
+    "JOIN_PAYLOAD",
     "PATTERN_PAYLOAD",
     "REJECTED_KEY_PREFIX",
     "REJECTED_KEY_SPREAD",
@@ -64,6 +65,9 @@ COMMON_COLUMNS = ("key", "kind", "ts_ms", "raw", "reason", "detail", "user")
 SESSION_PAYLOAD = ("size",)
 #: The patterns operator's columns after the common ones (``EngineInput.MASK``, ``VALUES``).
 PATTERN_PAYLOAD = ("mask", "values")
+#: The join operator's columns after the common ones (``EngineInput.JOIN_SIDE``, ``JOIN_ROW``):
+#: the side (0 left, 1 right) and the event's typed fields as a JSON object.
+JOIN_PAYLOAD = ("side", "row")
 
 KIND_EVENT, KIND_REJECTED, KIND_TICK = 0, 1, 2
 

@@ -27,6 +27,9 @@ class OperatorSettings(Settings):
     optional_outputs: ClassVar[tuple[str, ...]] = ()
     #: What the section must hold when the operator runs without it (None: it has defaults).
     needs: ClassVar[str | None] = None
+    #: Whether the operator reads several sources (``[sources.<name>]``, each with its
+    #: ``[schemas.<name>]``) instead of one (``[source]`` and ``[schema]``).
+    several_sources: ClassVar[bool] = False
 
     @classmethod
     def all_outputs(cls) -> tuple[str, ...]:

@@ -134,17 +134,19 @@ def read_records(spark: SparkSession, config: PipelineConfig, ticks_dir: Path) -
     return records.unionByName(read_ticks(spark, ticks_dir), allowMissingColumns=True)
 
 
-def ticks_log(checkpoint: Path) -> Path:
-    """The tick stream's file log in ``checkpoint``: its second source, as :func:`read_records`
-    puts the ticks after the source's records."""
-    return checkpoint / "sources" / "1"
+def ticks_log(checkpoint: Path, index: int = 1) -> Path:
+    """The tick stream's file log in ``checkpoint``: the source after the records' (the second,
+    or after the last of several), as :func:`read_records` puts the ticks after them."""
+    return checkpoint / "sources" / str(index)
 
 
-def prune_ticks_log(checkpoint: Path, *, unless_pruned: Path | None = None) -> Path | None:
+def prune_ticks_log(
+    checkpoint: Path, *, index: int = 1, unless_pruned: Path | None = None
+) -> Path | None:
     """Drops the entries of spent ticks (read, committed, deleted) from the tick stream's log
     (:func:`~streamwarden.sources.file_log.prune_spent_entries`); returns the compact file it
     looked at, to pass as ``unless_pruned`` next time: a compact file already pruned is left
     alone (Spark adds entries only in new files)."""
     return prune_once_per_compact(
-        ticks_log(checkpoint), checkpoint, prune_spent_entries, unless_pruned=unless_pruned
+        ticks_log(checkpoint, index), checkpoint, prune_spent_entries, unless_pruned=unless_pruned
     )

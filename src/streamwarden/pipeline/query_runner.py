@@ -224,8 +224,15 @@ class QueryRunner:
         """Keeps the tick stream's log bounded (:func:`.idle.prune_ticks_log`): before the
         query starts and after a batch, once per compact file Spark writes."""
         self._ticks_compact = prune_ticks_log(
-            self._settings.checkpoint.path, unless_pruned=self._ticks_compact
+            self._settings.checkpoint.path,
+            index=self.ticks_source_index(),
+            unless_pruned=self._ticks_compact,
         )
+
+    def ticks_source_index(self) -> int:
+        """Which of the query's sources the ticks are (their log is ``sources/<index>``): the
+        one after the records' source."""
+        return 1
 
     def start(self, *, once: bool) -> StreamingQuery:
         """Builds and starts the streaming query."""

@@ -70,6 +70,10 @@ class Pipeline(QueryRunner):
     def stats_from_progress(self, progress: dict[str, Any]) -> BatchStats | None:
         return self.operator.stats_from_progress(progress)
 
+    def ticks_source_index(self) -> int:
+        several = self.config.several
+        return 1 if several is None else len(several.named)
+
     def check_ownership(self) -> None:
         check_ownership(self.config)
 

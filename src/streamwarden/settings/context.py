@@ -40,6 +40,15 @@ class RunContext:
     shuffle_partitions: int = 4
     #: Every configured output's sink settings, by output name (``dead_letters`` among them).
     outputs: Mapping[str, KindSettings] = field(default_factory=dict)
+    #: Which of the query's sources a source is, in the order the pipeline reads them (its
+    #: offsets are the checkpoint's ``sources/<index>``): 0 but for the second and later
+    #: ``[sources.<name>]`` of a pipeline with several.
+    source_index: int = 0
+
+    @property
+    def source_log(self) -> Path:
+        """The checkpoint's own log of the source at :attr:`source_index`."""
+        return self.checkpoint / "sources" / str(self.source_index)
 
     @property
     def pipeline_id(self) -> str:

@@ -5,5 +5,6 @@ the traffic generator that writes landing files for demos and tests."""
 from streamwarden.sources.base import SOURCE_KINDS, Source, source_of
 from streamwarden.sources.files import FilesSource
 from streamwarden.sources.kafka import KafkaSource
+from streamwarden.sources.several import Several
 
-__all__ = ["SOURCE_KINDS", "FilesSource", "KafkaSource", "Source", "source_of"]
+__all__ = ["SOURCE_KINDS", "FilesSource", "KafkaSource", "Several", "Source", "source_of"]

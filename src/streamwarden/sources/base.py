@@ -14,7 +14,9 @@ pyspark nor the config, so that the config (layers up) can assemble itself from 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from pydantic import SerializeAsAny
 
 from streamwarden.registry import Registry
 from streamwarden.settings.base import KindSettings
@@ -23,14 +25,27 @@ from streamwarden.settings.context import RunContext
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["SOURCE_KEY", "SOURCE_KINDS", "SOURCE_POSITION", "SOURCE_TIME", "Source", "source_of"]
+__all__ = [
+    "SOURCE_KEY",
+    "SOURCE_KINDS",
+    "SOURCE_NAME",
+    "SOURCE_POSITION",
+    "SOURCE_TIME",
+    "SeveralSources",
+    "Source",
+    "source_of",
+]
 
 #: Optional column of a source's records: an event time the source itself knows (epoch ms),
-#: used instead of the record's time field when present (Kafka's record timestamp).
+#: used instead of the record's time field when present (Kafka's record timestamp); null for a
+#: record the source knows has no time (Kafka's timestamp -1), which is ``invalid_timestamp``.
 SOURCE_TIME = "source_time_ms"
 #: Optional column of a source's records: the value of the key field as the source knows it
 #: (Kafka's record key, as text), used instead of the record's key field when present.
 SOURCE_KEY = "source_key"
+#: Column of a pipeline's records when it has several sources (``[sources.<name>]``): the name
+#: of the source each record came from (null on the idle ticks).
+SOURCE_NAME = "source_name"
 #: Optional column of a source's records: where the record was read (``topic pageviews
 #: partition 2 offset 1234``), added to the detail of a record that fails validation.
 SOURCE_POSITION = "source_position"
@@ -123,6 +138,27 @@ class Source(Protocol):
 SOURCE_KINDS: Registry[Source] = Registry("source kind", "kinds", default="files")
 
 
+class SeveralSources(KindSettings):
+    """The sources of a pipeline that reads more than one (``[sources.<name>]``), each section
+    validated by the model of its own kind; the pipeline reads them as one stream whose records
+    carry :data:`SOURCE_NAME` (:mod:`streamwarden.sources.several`). Not a kind a config names:
+    the config makes it from its ``[sources.<name>]`` sections."""
+
+    kind: str = "several"
+    #: Each source's settings, by its name, in the order the query reads them.
+    named: dict[str, SerializeAsAny[KindSettings]]
+    #: The source that reads them (``sources.several`` sets it when imported).
+    implementation: ClassVar[Source | None] = None
+
+    @property
+    def connections(self) -> frozenset[str]:  # type: ignore[override]
+        """The shared sections every one of the sources needs."""
+        return frozenset().union(*(s.connections for s in self.named.values()))
+
+
 def source_of(settings: KindSettings) -> Source:
-    """The source ``[source]`` configures."""
+    """The source ``[source]`` (or ``[sources.<name>]``, all of them) configures."""
+    if isinstance(settings, SeveralSources):
+        assert SeveralSources.implementation is not None  # streamwarden.sources imports it
+        return SeveralSources.implementation
     return SOURCE_KINDS[settings.kind]

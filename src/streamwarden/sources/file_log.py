@@ -165,7 +165,7 @@ def last_committed(checkpoint: Path) -> int | None:
     return max((n for n, f in _log_files(checkpoint / "commits") if f.name.isdigit()), default=None)
 
 
-def gone_planned_files(checkpoint: Path) -> list[tuple[int, str]]:
+def gone_planned_files(checkpoint: Path, log: Path | None = None) -> list[tuple[int, str]]:
     """Local landing files that a batch planned but not committed (``offsets/N`` without
     ``commits/N``) lists and that no longer exist, as (batch, path). Spark would replay such a
     batch without the file's records, with no more than a warning ("Was it deleted very
@@ -173,7 +173,7 @@ def gone_planned_files(checkpoint: Path) -> list[tuple[int, str]]:
     from urllib.parse import unquote, urlparse
 
     committed = last_committed(checkpoint)
-    log = checkpoint / "sources" / "0"
+    log = log or checkpoint / "sources" / "0"  # the source's own log (the first source's)
     gone = []
     for batch, _ in _log_files(checkpoint / "offsets"):
         if committed is not None and batch <= committed:

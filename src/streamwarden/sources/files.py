@@ -113,25 +113,26 @@ class FilesSource:
         """Refuses a replay that would miss a deleted landing file (only a starting query
         replays a planned batch, so this is not done on every poll), and prunes Spark's log of
         the files read (:mod:`~streamwarden.sources.file_log`)."""
-        gone = gone_planned_files(context.checkpoint)
+        gone = gone_planned_files(context.checkpoint, context.source_log)
         if gone:
             batch, path = gone[0]
             raise SourceRecordsLostError(
                 f"landing file {path!r} is gone: batch {batch} is planned with it; {_GONE_ADVICE}"
             )
-        self._prune_log(context.checkpoint, force=True)
+        self._prune_log(context, force=True)
 
     def after_batch(self, settings: KindSettings, context: RunContext) -> None:
-        self._prune_log(context.checkpoint)
+        self._prune_log(context)
 
-    def _prune_log(self, checkpoint: Path, *, force: bool = False) -> None:
+    def _prune_log(self, context: RunContext, *, force: bool = False) -> None:
         """Prunes Spark's log of the files read, once per compact file Spark writes, or at once
         with ``force``."""
-        self._pruned[checkpoint] = prune_once_per_compact(
-            checkpoint / "sources" / "0",
-            checkpoint,
+        log = context.source_log
+        self._pruned[log] = prune_once_per_compact(
+            log,
+            context.checkpoint,
             prune_file_log,
-            unless_pruned=None if force else self._pruned.get(checkpoint),
+            unless_pruned=None if force else self._pruned.get(log),
         )
 
     def sweep(self, settings: KindSettings, context: RunContext) -> list[str]:
@@ -169,7 +170,7 @@ class FilesSource:
     def batch_input(
         self, spark: SparkSession, settings: KindSettings, context: RunContext, batch: int
     ) -> DataFrame:
-        files = files_of_batch(context.checkpoint / "sources" / "0", batch)
+        files = files_of_batch(context.source_log, batch)
         if not files:
             raise SourceError(f"the checkpoint's file log lists no landing file for batch {batch}")
         return _raw_of(spark.read, _own(settings), files)

@@ -138,9 +138,10 @@ class KafkaSource:
         checkpoint = context.checkpoint
         # offsets/N holds the offsets batch N read up to; batch 0 starts where the source's own
         # log (sources/0/0) says, every later batch where batch N-1 ended
-        start = _source_line(checkpoint / "offsets" / str(batch - 1)) if batch else None
-        start = start or _source_line(checkpoint / "sources" / "0" / "0", header=1)
-        end = _source_line(checkpoint / "offsets" / str(batch))
+        line = 2 + context.source_index  # offsets/N: version, metadata, then one per source
+        start = _source_line(checkpoint / "offsets" / str(batch - 1), line) if batch else None
+        start = start or _source_line(context.source_log / "0", header=1)
+        end = _source_line(checkpoint / "offsets" / str(batch), line)
         if start is None or end is None:
             raise SourceError(f"the checkpoint does not say which offsets batch {batch} read")
         options = self.reader_options(settings, context)

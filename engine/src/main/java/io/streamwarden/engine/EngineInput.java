@@ -17,7 +17,8 @@ import scala.collection.Iterator;
  * <p>Every operator's input starts with the same columns ({@link #KEY} .. {@link #USER}), so
  * that rows which are not events are handled once for all operators ({@link #passThrough});
  * the operator's own payload columns follow ({@link #SIZE}, then one column per plan input from
- * {@link #SESSION_VALUES} on, for sessions; {@link #MASK}, {@link #VALUES} for patterns).
+ * {@link #SESSION_VALUES} on, for sessions; {@link #MASK}, {@link #VALUES} for patterns; {@link
+ * #JOIN_SIDE}, {@link #JOIN_ROW} for the interval join).
  *
  * <p>Rows with a control key (starting with NUL) are not events: rejected records that
  * validation already dead-lettered, spread over a few keys, and idle ticks, whose only job is to
@@ -54,6 +55,12 @@ public final class EngineInput {
   public static final int MASK = 7;
   /** The carried fields of the event, as strings, in the plan's field order. */
   public static final int VALUES = 8;
+
+  // The interval join's payload.
+  /** The row's side: 0 left, 1 right (set on rejected rows too, null on ticks). */
+  public static final int JOIN_SIDE = 7;
+  /** The event's typed fields as a JSON object; null on rejected rows and ticks. */
+  public static final int JOIN_ROW = 8;
 
   public static final int KIND_EVENT = 0;
   public static final int KIND_REJECTED = 1;
@@ -132,6 +139,14 @@ public final class EngineInput {
     return Arrays.asList(names);
   }
 
+  /** The interval join's input columns, in order. */
+  public static List<String> joinColumns() {
+    String[] names = common(9);
+    names[JOIN_SIDE] = "side";
+    names[JOIN_ROW] = "row";
+    return Arrays.asList(names);
+  }
+
   private static String[] common(int size) {
     String[] names = new String[size];
     names[KEY] = "key";
@@ -154,6 +169,7 @@ public final class EngineInput {
     ObjectNode columns = root.putObject("columns");
     sessionColumns().forEach(columns.putArray("sessions")::add);
     patternColumns().forEach(columns.putArray("patterns")::add);
+    joinColumns().forEach(columns.putArray("join")::add);
     ObjectNode kinds = root.putObject("kinds");
     kinds.put("event", KIND_EVENT);
     kinds.put("rejected", KIND_REJECTED);
