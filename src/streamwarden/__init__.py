@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from streamwarden.operators.sessions import SessionizeResult, SessionParams, sessionize
     from streamwarden.operators.sessions.aggregates import AGGREGATE_FUNCTIONS
+    from streamwarden.operators.windows import WindowsResult, aggregate_windows
     from streamwarden.pipeline import Pipeline
     from streamwarden.pipeline.python_query import run_query
     from streamwarden.schema import Schema
@@ -58,6 +59,8 @@ _HOMES = {
     "SessionParams": "streamwarden.operators.sessions",
     "SessionizeResult": "streamwarden.operators.sessions",
     "sessionize": "streamwarden.operators.sessions",
+    "WindowsResult": "streamwarden.operators.windows",
+    "aggregate_windows": "streamwarden.operators.windows",
     "Pipeline": "streamwarden.pipeline",
     "run_query": "streamwarden.pipeline.python_query",
     "load_config": "streamwarden.config",
@@ -83,7 +86,9 @@ __all__ = [
     "SessionizeResult",
     "Validated",
     "ValueState",
+    "WindowsResult",
     "__version__",
+    "aggregate_windows",
     "build_spark_session",
     "detect",
     "keyed_process",

@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from streamwarden import Pattern, PatternOptions, detect, run_query, sessionize
+from streamwarden import (
+    Pattern,
+    PatternOptions,
+    aggregate_windows,
+    detect,
+    run_query,
+    sessionize,
+)
 from streamwarden.errors import ConfigError, UsageError
 from streamwarden.pipeline.outputs import read_output
 from tests.support import minutes, write_batches
@@ -240,4 +247,46 @@ def test_a_dataframe_is_not_a_query(query, tmp_path):
             query.combined,
             checkpoint=tmp_path / "ck",
             sinks=sinks(tmp_path, "sessions", "dead_letters"),
+        )
+
+
+def test_a_drained_windows_query_writes_each_window_once_with_its_aggregates(spark, tmp_path):
+    write_batches(
+        tmp_path / "landing",
+        [
+            [payment("a", 0.5, 1.0), payment("b", 0.7, 2.0), payment("a", 1.2, 4.0)],
+            [payment("a", 1.9, 8.0), payment(None, 2.0, 1.0)],
+        ],
+    )
+    result = aggregate_windows(
+        payments(spark, tmp_path / "landing"),
+        by=["account"],
+        time="at",
+        size=timedelta(minutes=1),
+        aggregates={"payments": "count()", "total": "sum(amount)"},
+        max_out_of_orderness=timedelta(0),
+    )
+    run = run_query(
+        result,
+        checkpoint=tmp_path / "ck",
+        sinks=sinks(tmp_path, "windows", "dead_letters"),
+        once=True,
+        drain=True,
+    )
+    windows = read_output(spark, tmp_path / "out" / "windows").collect()
+    got = sorted((str(w.account), w.window_start.minute, w.payments, w.total) for w in windows)
+    # a payment without an account is a group of its own, as in SQL's GROUP BY
+    assert got == [("None", 2, 1, 1.0), ("a", 0, 1, 1.0), ("a", 1, 2, 12.0), ("b", 0, 1, 2.0)]
+    assert read_output(spark, tmp_path / "out" / "dead_letters") is None
+    assert run.progress[-1]["stateOperators"][0]["numRowsTotal"] == 0
+
+
+def test_windows_whose_slide_does_not_divide_their_size_are_refused_in_one_line(spark, tmp_path):
+    with pytest.raises(UsageError, match=r"must divide windows\.size"):
+        aggregate_windows(
+            payments(spark, tmp_path),
+            by="account",
+            time="at",
+            size=timedelta(minutes=1),
+            slide=timedelta(seconds=25),
         )

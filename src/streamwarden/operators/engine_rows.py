@@ -38,10 +38,10 @@ __all__ = [
     "CONTROL_PREFIX",
     "ENGINE_REASONS",
     "EVENT_TIME",
+    "JOIN_PAYLOAD",
     "KIND_EVENT",
     "KIND_REJECTED",
     "KIND_TICK",
-    "JOIN_PAYLOAD",
     "PATTERN_PAYLOAD",
     "REJECTED_KEY_PREFIX",
     "REJECTED_KEY_SPREAD",
@@ -216,12 +216,18 @@ def typed_tick(events: DataFrame) -> tuple[Column | None, Column | None]:
 
 
 def typed_records(
-    events: DataFrame, key: str, time: str, ticks: DataFrame | None
+    events: DataFrame,
+    key: str,
+    time: str,
+    ticks: DataFrame | None,
+    group: Column | None = None,
 ) -> tuple[DataFrame, EngineRecords, Column]:
     """A user's typed ``events`` (and ``ticks`` among them) as the engine's records: an event
     whose key or time is null is a ``missing_field`` dead letter, one whose key starts with NUL
     ``invalid_key``; ``raw`` is each event as JSON. Returns the frame to build the rows over,
-    its records, and ``raw``. ``time`` is a timestamp or epoch milliseconds."""
+    its records, and ``raw``. ``time`` is a timestamp or epoch milliseconds. ``group``, if
+    given, is the key instead of column ``key`` (a text column over the events, such as the
+    JSON of several fields)."""
     from pyspark.sql import types as T
 
     time_type = events.select(F.col(time)).schema.fields[0].dataType
@@ -230,7 +236,7 @@ def typed_records(
     frame = with_typed_ticks(events, ticks)
     is_tick, tick_ms = typed_tick(frame)
     assert is_tick is not None and tick_ms is not None  # with_typed_ticks added them
-    key_text = F.col(key).cast("string")
+    key_text = F.col(key).cast("string") if group is None else group
     missing = key_text.isNull() | ts_ms.isNull()
     reserved = F.coalesce(reserved_key(key_text), F.lit(False))
     rejected = ~is_tick & (missing | reserved)

@@ -1,7 +1,13 @@
 """A pipeline's several sources (``[sources.<name>]``) read as one stream: each source's
 records marked with its name (:data:`~streamwarden.sources.base.SOURCE_NAME`), each source doing
 its own upkeep on its own part of the checkpoint (``sources/<index>``, in the order of the
-config), so that every kind of source works beside any other unchanged."""
+config), so that every kind of source works beside any other unchanged.
+
+The columns a source adds beside ``raw`` (its own event time, key and position) travel under
+the source's name (``source_time_ms:payments``): in one stream, a source without them would
+otherwise get them null (a Kafka source's time beside a files source would leave the files'
+records with no time). :func:`records_of` gives one source's records with its own columns
+under their usual names, for validation against its schema."""
 
 from __future__ import annotations
 
@@ -12,12 +18,55 @@ from typing import TYPE_CHECKING
 
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
-from streamwarden.sources.base import SOURCE_NAME, SeveralSources, Source, source_of
+from streamwarden.sources.base import (
+    SOURCE_KEY,
+    SOURCE_NAME,
+    SOURCE_POSITION,
+    SOURCE_TIME,
+    SeveralSources,
+    Source,
+    source_of,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["SEVERAL", "Several"]
+__all__ = ["SEVERAL", "Several", "records_of"]
+
+#: The columns a source may add beside ``raw``: each travels under its source's name.
+_OWN = (SOURCE_TIME, SOURCE_KEY, SOURCE_POSITION)
+
+
+def _named(frame: DataFrame, name: str) -> DataFrame:
+    """A source's records marked with its name, its own columns under it."""
+    from pyspark.sql import functions as F
+
+    return frame.select(
+        *[F.col(c).alias(f"{c}:{name}") if c in _OWN else F.col(c) for c in frame.columns],
+        F.lit(name).alias(SOURCE_NAME),
+    )
+
+
+def records_of(records: DataFrame, name: str, *, with_ticks: bool = False) -> DataFrame:
+    """The records of source ``name`` (and the idle ticks, ``with_ticks``) out of a pipeline's
+    records from several sources, with that source's own columns under their usual names and
+    without the other sources'."""
+    from pyspark.sql import functions as F
+
+    from streamwarden.validation.validate import TICK_SOURCE
+
+    mine = F.col(SOURCE_NAME) == name
+    if with_ticks:
+        mine = mine | F.coalesce(F.col(TICK_SOURCE), F.lit(False))
+    columns = []
+    for c in records.columns:
+        own, _, source = c.rpartition(":")
+        if own in _OWN:
+            if source == name:
+                columns.append(F.col(f"`{c}`").alias(own))
+        else:
+            columns.append(F.col(f"`{c}`"))
+    return records.where(mine).select(*columns)
 
 
 class Several:
@@ -48,10 +97,9 @@ class Several:
         return tuple(jars)
 
     def read(self, spark: SparkSession, settings: KindSettings, context: RunContext) -> DataFrame:
-        from pyspark.sql import functions as F
 
         frames = [
-            source.read(spark, own, ctx).withColumn(SOURCE_NAME, F.lit(name))
+            _named(source.read(spark, own, ctx), name)
             for name, source, own, ctx in self.each(settings, context)
         ]
         return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
@@ -59,10 +107,9 @@ class Several:
     def batch_input(
         self, spark: SparkSession, settings: KindSettings, context: RunContext, batch: int
     ) -> DataFrame:
-        from pyspark.sql import functions as F
 
         frames = [
-            source.batch_input(spark, own, ctx, batch).withColumn(SOURCE_NAME, F.lit(name))
+            _named(source.batch_input(spark, own, ctx, batch), name)
             for name, source, own, ctx in self.each(settings, context)
         ]
         return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
@@ -70,13 +117,12 @@ class Several:
     def sample(
         self, spark: SparkSession, settings: KindSettings, context: RunContext, limit: int
     ) -> DataFrame | None:
-        from pyspark.sql import functions as F
 
         frames = []
         for name, source, own, ctx in self.each(settings, context):
             sample = source.sample(spark, own, ctx, limit)
             if sample is not None:
-                frames.append(sample.withColumn(SOURCE_NAME, F.lit(name)))
+                frames.append(_named(sample, name))
         if not frames:
             return None
         return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)

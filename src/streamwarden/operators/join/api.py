@@ -27,11 +27,11 @@ from streamwarden.operators.observed import OBSERVATION, dead_letter_counts
 from streamwarden.operators.patterns.observed import INPUT_OBSERVATION
 from streamwarden.schema.model import field_type
 from streamwarden.sinks.base import STANDALONE, OutputShape
-from streamwarden.sources.base import SOURCE_NAME
+from streamwarden.sources.several import records_of
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation import validate_records
 from streamwarden.validation.reasons import Reason
-from streamwarden.validation.validate import DETAIL, IS_TICK, KEY, RAW, REASON, TICK_SOURCE, TS_MS
+from streamwarden.validation.validate import DETAIL, IS_TICK, KEY, RAW, REASON, TS_MS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -200,10 +200,8 @@ def _side_rows(
     """One side's records as the engine's rows: validated against the side's schema; an event
     whose ``on`` fields are null is ``missing_field`` (it can match nothing); the left side
     carries the idle ticks."""
-    mine = F.col(SOURCE_NAME) == side.name
-    if index == 0:
-        mine = mine | F.coalesce(F.col(TICK_SOURCE), F.lit(False))
-    validated = validate_records(records.where(mine), side.schema, validation)
+    own = records_of(records, side.name, with_ticks=index == 0)
+    validated = validate_records(own, side.schema, validation)
     tick = F.col(IS_TICK)
     key = side.key()
     invalid = F.col(REASON).isNotNull()

@@ -15,9 +15,13 @@ from streamwarden.history.base import StoredColumns
 from streamwarden.operators.base import OPERATORS, Batches, OperatorStep, Outputs
 from streamwarden.operators.observed import OBSERVATION, dead_letters_by_reason
 from streamwarden.operators.windows.accounting import WindowAccounting, reconcile
-from streamwarden.operators.windows.api import layout, windows_records
+from streamwarden.operators.windows.api import (
+    drain_horizon,
+    layout,
+    state_identity,
+    windows_records,
+)
 from streamwarden.operators.windows.settings import WindowsConfig
-from streamwarden.settings.units import format_duration
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -70,19 +74,11 @@ class WindowsOperator:
         return _section(config).max_out_of_orderness
 
     def drain_horizon(self, config: PipelineView) -> timedelta:
-        section = _section(config)
-        return section.size + section.allowed_lateness + section.max_out_of_orderness
+        return drain_horizon(_section(config))
 
     def state_identity(self, config: PipelineView) -> dict[str, Any]:
         section = _section(config)
-        return {
-            "windows": {
-                "by": list(layout(config.schema, section).group.names),
-                "size": format_duration(section.size),
-                "slide": format_duration(section.slide_or_size),
-                "aggregates": dict(section.aggregates),
-            }
-        }
+        return state_identity(section, layout(config.schema, section).group.names)
 
     def check(self, config: PipelineView) -> None:
         layout(config.schema, _section(config))
@@ -92,7 +88,7 @@ class WindowsOperator:
 
     def build_step(self, config: PipelineView, records: DataFrame) -> OperatorStep:
         result = windows_records(records, config.schema, _section(config), config.validation)
-        return result.step(config.context)
+        return OperatorStep(result.observed(), result.writer(config.context))
 
     def stats_from_progress(self, progress: dict[str, Any]) -> WindowBatchStats | None:
         return WindowBatchStats.from_progress(progress)
