@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from streamwarden.config import load_config
+    from streamwarden.operators.join import JoinResult, interval_join
     from streamwarden.operators.patterns import AfterMatch, Pattern, PatternOptions, detect
     from streamwarden.operators.process import (
         KeyedProcessor,
@@ -46,6 +47,8 @@ except PackageNotFoundError:  # run from a source tree that was never installed
     __version__ = "0+unknown"
 
 _HOMES = {
+    "JoinResult": "streamwarden.operators.join",
+    "interval_join": "streamwarden.operators.join",
     "AfterMatch": "streamwarden.operators.patterns",
     "Pattern": "streamwarden.operators.patterns",
     "PatternOptions": "streamwarden.operators.patterns",
@@ -74,6 +77,7 @@ _HOMES = {
 __all__ = [
     "AGGREGATE_FUNCTIONS",
     "AfterMatch",
+    "JoinResult",
     "KeyedProcessor",
     "ListState",
     "MapState",
@@ -91,6 +95,7 @@ __all__ = [
     "aggregate_windows",
     "build_spark_session",
     "detect",
+    "interval_join",
     "keyed_process",
     "load_config",
     "run_query",

@@ -21,6 +21,7 @@ from streamwarden import (
     PatternOptions,
     aggregate_windows,
     detect,
+    interval_join,
     run_query,
     sessionize,
 )
@@ -290,3 +291,34 @@ def test_windows_whose_slide_does_not_divide_their_size_are_refused_in_one_line(
             size=timedelta(minutes=1),
             slide=timedelta(seconds=25),
         )
+
+
+def test_a_drained_interval_join_writes_the_pairs_and_each_unmatched_left_row(spark, tmp_path):
+    write_batches(
+        tmp_path / "payments",
+        [[payment("a", 0, 10.0), payment("b", 1, 20.0)], [payment("c", 30, 30.0)]],
+    )
+    write_batches(tmp_path / "refunds", [[payment("a", 5, -10.0)], [payment("c", 50, -1.0)]])
+    result = interval_join(
+        payments(spark, tmp_path / "payments"),
+        payments(spark, tmp_path / "refunds"),
+        on="account",
+        time="at",
+        between=(timedelta(0), timedelta(minutes=10)),
+        type="left_outer",
+        names=("payments", "refunds"),
+        max_out_of_orderness=timedelta(0),
+        allowed_lateness=timedelta(minutes=1),
+    )
+    run = run_query(
+        result,
+        checkpoint=tmp_path / "ck",
+        sinks=sinks(tmp_path, "joined", "dead_letters"),
+        once=True,
+        drain=True,
+    )
+    joined = read_output(spark, tmp_path / "out" / "joined").collect()
+    got = sorted((j.payments_account, j.payments_amount, j.refunds_amount) for j in joined)
+    # c's refund is 20 minutes after its payment: outside the bound, c is written unmatched
+    assert got == [("a", 10.0, -10.0), ("b", 20.0, None), ("c", 30.0, None)]
+    assert run.progress[-1]["stateOperators"][0]["numRowsTotal"] == 0

@@ -7,11 +7,12 @@ pattern API :class:`PatternError`, the entry points :class:`UsageError`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 from streamwarden.errors import UsageError
 
-__all__ = ["check_bool", "check_duration", "check_int", "shown"]
+__all__ = ["check_bool", "check_duration", "check_int", "check_typed_events", "shown"]
 
 
 def shown(value: object) -> str:
@@ -54,3 +55,34 @@ def check_bool(error: type[UsageError], name: str, value: object) -> None:
     if isinstance(value, bool):
         return
     raise error(f"{name} must be True or False, got {shown(value)}")
+
+
+def check_typed_events(events: object, who: str, columns: Sequence[str]) -> None:
+    """Refuses, with a :class:`UsageError` saying what to do, events that are not a streaming
+    DataFrame, lack one of ``columns`` or whose time (the last of them) is not a time; ``who``
+    is the function the user called."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import types as T
+
+    from streamwarden.schema.model import field_type
+
+    if not isinstance(events, DataFrame) or not events.isStreaming:
+        raise UsageError(
+            f"{who}(events, ...): events must be a streaming Spark DataFrame of typed events "
+            "(spark.readStream...): its state is freed by the watermark of a streaming query; "
+            "for a finite input, read its files as a stream and run it with run_query(..., "
+            "once=True, drain=True)"
+        )
+    for column in columns:
+        if field_type(events.schema, column) is None:
+            raise UsageError(
+                f"{who}(events): column {column!r} is not in events, whose columns are "
+                f"{', '.join(map(repr, events.columns))}"
+            )
+    time = columns[-1]
+    time_type = field_type(events.schema, time)
+    if not isinstance(time_type, T.TimestampType | T.LongType | T.IntegerType):
+        raise UsageError(
+            f"{who}(events): the time {time!r} is {time_type}; an event time is a timestamp "
+            "or epoch milliseconds (bigint or int)"
+        )

@@ -5,27 +5,34 @@ validated against its own schema, keyed by the ``on`` fields, through the Java e
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from functools import reduce
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import ValidationError
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from streamwarden.errors import ConfigError
+from streamwarden.errors import ConfigError, StreamwardenError, UsageError
+from streamwarden.operators.arguments import check_typed_events
 from streamwarden.operators.base import OperatorStep, writer_for
 from streamwarden.operators.engine_rows import (
     JOIN_PAYLOAD,
     KIND_EVENT,
     EngineRecords,
     engine_rows,
+    typed_records,
     with_watermark,
 )
-from streamwarden.operators.join.settings import JoinConfig
+from streamwarden.operators.join.settings import MAX_ROWS_PER_KEY, JoinConfig
 from streamwarden.operators.observed import OBSERVATION, dead_letter_counts
 from streamwarden.operators.patterns.observed import INPUT_OBSERVATION
 from streamwarden.schema.model import field_type
+from streamwarden.settings import defaults
+from streamwarden.settings.units import format_duration
 from streamwarden.sinks.base import STANDALONE, OutputShape
 from streamwarden.sources.several import records_of
 from streamwarden.spark.jvm import call_engine
@@ -34,8 +41,7 @@ from streamwarden.validation.reasons import Reason
 from streamwarden.validation.validate import DETAIL, IS_TICK, KEY, RAW, REASON, TS_MS
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from datetime import timedelta
+    from pyspark.sql import SparkSession
 
     from streamwarden.schema.model import Schema
     from streamwarden.settings.context import RunContext
@@ -59,7 +65,7 @@ class Side:
     """One side of the join: its source's name and schema, and its ``on`` fields."""
 
     name: str
-    schema: Schema
+    struct: T.StructType
     on: tuple[str, ...]
 
     def key(self) -> Column:
@@ -73,12 +79,12 @@ class Side:
 
     def columns(self, row: Column) -> list[Column]:
         """The side's fields, named ``<source>_<field>``, from the engine's JSON of the row."""
-        parsed = F.from_json(row, self.schema.struct)
-        return [parsed[f.name].alias(f"{self.name}_{f.name}") for f in self.schema.struct.fields]
+        parsed = F.from_json(row, self.struct)
+        return [parsed[f.name].alias(f"{self.name}_{f.name}") for f in self.struct.fields]
 
     @property
     def output_names(self) -> list[str]:
-        return [f"{self.name}_{f.name}" for f in self.schema.struct.fields]
+        return [f"{self.name}_{f.name}" for f in self.struct.fields]
 
 
 @dataclass(frozen=True)
@@ -111,34 +117,49 @@ class JoinLayout:
 def layout(schemas: Mapping[str, Schema], section: JoinConfig) -> JoinLayout:
     """The sides of ``section`` over ``schemas``; a :class:`ConfigError` names a source or a
     field the join cannot use."""
-    sides = []
-    for index, (role, name) in enumerate((("left", section.left), ("right", section.right))):
+    structs = {}
+    for role, name in (("left", section.left), ("right", section.right)):
         schema = schemas.get(name)
         if schema is None:
             raise ConfigError(
                 f"join.{role} = {name!r} is not one of the sources ({', '.join(schemas)})"
             )
+        structs[name] = schema.struct
+    return layout_of(structs, section, lambda name: f"[schemas.{name}]", ConfigError)
+
+
+def layout_of(
+    structs: Mapping[str, T.StructType],
+    section: JoinConfig,
+    where: Callable[[str], str],
+    error: type[StreamwardenError],
+) -> JoinLayout:
+    """The sides of ``section`` over each side's fields (``structs`` by name); ``error`` names
+    a field the join cannot use, in the words of ``where`` (``[schemas.payments]``)."""
+    sides = []
+    for index, name in enumerate((section.left, section.right)):
+        struct = structs[name]
         fields = tuple(pair[index] for pair in section.on)
         for f in fields:
-            if field_type(schema.struct, f) is None:
-                raise ConfigError(
-                    f"join.on: {f!r} is not a field of [schemas.{name}] (its fields: "
-                    f"{', '.join(x.name for x in schema.struct.fields)})"
+            if field_type(struct, f) is None:
+                raise error(
+                    f"join.on: {f!r} is not a field of {where(name)} (its fields: "
+                    f"{', '.join(x.name for x in struct.fields)})"
                 )
-        sides.append(Side(name, schema, fields))
+        sides.append(Side(name, struct, fields))
     left, right = sides
     for lf, rf in section.on:
-        lt, rt = field_type(left.schema.struct, lf), field_type(right.schema.struct, rf)
+        lt, rt = field_type(left.struct, lf), field_type(right.struct, rf)
         assert lt is not None and rt is not None
         if _kind(lt) != _kind(rt):
-            raise ConfigError(
+            raise error(
                 f"join.on: {left.name}.{lf} is {lt.simpleString()} and {right.name}.{rf} is "
                 f"{rt.simpleString()}; join fields of the same kind (text with text, numbers "
                 "with numbers)"
             )
     clash = set(left.output_names) & set(right.output_names)
     if clash:
-        raise ConfigError(f"join: output columns {sorted(clash)} would be written twice")
+        raise error(f"join: output columns {sorted(clash)} would be written twice")
     return JoinLayout(left, right)
 
 
@@ -152,10 +173,51 @@ def _kind(data_type: T.DataType) -> str:
 
 @dataclass(frozen=True)
 class JoinResult:
-    """The engine's output (``kind``: ``joined`` or ``dead_letter``) and its layout."""
+    """The engine's output (``kind``: ``joined`` or ``dead_letter``), its layout and settings.
+    :func:`streamwarden.run_query` runs what :func:`interval_join` returns as a pipeline runs
+    its operator."""
+
+    operator: ClassVar[str] = "join"
 
     combined: DataFrame
     layout: JoinLayout
+    section: JoinConfig
+    #: The same query with ticks among the left side's events (None: not built from typed
+    #: events).
+    rebuild: Callable[[DataFrame], JoinResult] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @property
+    def joined(self) -> DataFrame:
+        """Joined rows: every field of each side as ``<name>_<field>``."""
+        return self.layout.joined_rows(self.combined)
+
+    @property
+    def dead_letters(self) -> DataFrame:
+        """Rows the join refused or that had no join field, with the ``source`` they came
+        from."""
+        return self.layout.dead_letter_rows(self.combined)
+
+    @property
+    def watermark_delay(self) -> timedelta:
+        return self.section.max_out_of_orderness
+
+    @property
+    def drain_horizon(self) -> timedelta:
+        return drain_horizon(self.section)
+
+    def state_identity(self) -> dict[str, Any]:
+        return state_identity(self.section)
+
+    def step(self, ticks: DataFrame, context: RunContext) -> OperatorStep:
+        if self.rebuild is None:
+            raise UsageError(
+                "this join result was not built from typed events by "
+                "streamwarden.interval_join, so it cannot take idle ticks"
+            )
+        ticked = self.rebuild(ticks)
+        return OperatorStep(ticked.observed(), ticked.writer(context))
 
     def writer(self, context: RunContext) -> BatchWriter:
         """The exactly-once writer of ``combined``'s batches to ``[sinks.joined]`` and the dead
@@ -178,6 +240,35 @@ class JoinResult:
         )
 
 
+def drain_horizon(section: JoinConfig) -> timedelta:
+    """How far past the latest event time every row has been freed (and every unmatched left
+    row written)."""
+    return (
+        section.horizon
+        + section.allowed_lateness
+        + section.max_out_of_orderness
+        + timedelta(milliseconds=1)
+    )
+
+
+def state_identity(section: JoinConfig) -> dict[str, Any]:
+    """What the layout of the join's stored rows depends on."""
+    return {
+        "join": {
+            "left": section.left,
+            "right": section.right,
+            "on": [list(p) for p in section.on],
+            "between": [_signed(d) for d in section.between],
+        }
+    }
+
+
+def _signed(duration: timedelta) -> str:
+    return (
+        f"-{format_duration(-duration)}" if duration < timedelta(0) else format_duration(duration)
+    )
+
+
 def plan_json(section: JoinConfig) -> str:
     """The plan the Java ``JoinPlan.fromJson`` reads."""
     low, high = section.between
@@ -195,13 +286,17 @@ def plan_json(section: JoinConfig) -> str:
 
 
 def _side_rows(
-    records: DataFrame, side: Side, index: int, validation: ValidationConfig | None
+    records: DataFrame,
+    side: Side,
+    schema: Schema,
+    index: int,
+    validation: ValidationConfig | None,
 ) -> DataFrame:
     """One side's records as the engine's rows: validated against the side's schema; an event
     whose ``on`` fields are null is ``missing_field`` (it can match nothing); the left side
     carries the idle ticks."""
     own = records_of(records, side.name, with_ticks=index == 0)
-    validated = validate_records(own, side.schema, validation)
+    validated = validate_records(own, schema, validation)
     tick = F.col(IS_TICK)
     key = side.key()
     invalid = F.col(REASON).isNotNull()
@@ -220,7 +315,7 @@ def _side_rows(
         rejected=rejected,
         tick=tick,
     )
-    row = F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in side.schema.struct.fields]))
+    row = F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in side.struct.fields]))
     return engine_rows(validated, engine, JOIN_PAYLOAD, (F.lit(index), row))
 
 
@@ -235,8 +330,15 @@ def join_records(
     each side validated against its own schema; rejects pass through the engine as dead
     letters and never move the watermark; ticks only move event time."""
     shape = layout(schemas, section)
-    left = _side_rows(records, shape.left, 0, validation)
-    right = _side_rows(records, shape.right, 1, validation)
+    left = _side_rows(records, shape.left, schemas[section.left], 0, validation)
+    right = _side_rows(records, shape.right, schemas[section.right], 1, validation)
+    return _run(records.sparkSession, left, right, section, shape)
+
+
+def _run(
+    spark: SparkSession, left: DataFrame, right: DataFrame, section: JoinConfig, shape: JoinLayout
+) -> JoinResult:
+    """The engine over both sides' rows, with each side's input counted."""
     rows = left.unionByName(right)
     is_event = F.col("kind") == KIND_EVENT
     counts = []
@@ -250,12 +352,101 @@ def join_records(
     rows = with_watermark(rows, section.max_out_of_orderness)
     plan = plan_json(section)
     slow_ms = 0 if section.slow_key_threshold is None else _ms(section.slow_key_threshold)
-    spark = records.sparkSession
     jdf = call_engine(
         spark, "join", lambda jvm: jvm.io.streamwarden.engine.Joiner.join(rows._jdf, plan, slow_ms)
     )
-    return JoinResult(DataFrame(jdf, spark), shape)
+    return JoinResult(DataFrame(jdf, spark), shape, section)
 
 
-def step(result: JoinResult, context: RunContext) -> OperatorStep:
-    return OperatorStep(result.observed(), result.writer(context))
+def interval_join(
+    left: DataFrame,
+    right: DataFrame,
+    *,
+    on: str | Sequence[str] | Sequence[tuple[str, str]],
+    time: str | tuple[str, str],
+    between: tuple[timedelta, timedelta],
+    type: str = "inner",
+    names: tuple[str, str] = ("left", "right"),
+    allowed_lateness: timedelta = defaults.ALLOWED_LATENESS,
+    max_out_of_orderness: timedelta = defaults.MAX_OUT_OF_ORDERNESS,
+    max_rows_per_key: int = MAX_ROWS_PER_KEY,
+) -> JoinResult:
+    """Joins two streams of typed events within a time bound, as ``operator = "join"`` does
+    (docs/guides/joins.md): a ``left`` row and a ``right`` row with equal ``on`` fields (one
+    name for both sides, or pairs ``(left field, right field)``) join when the right row's
+    ``time`` is within ``between`` of the left row's: ``right.time in [left.time + from,
+    left.time + to]``. ``type = "left_outer"`` also writes each left row without a match,
+    once no row can match it any more. Every row is kept only while it can match; a row more
+    than ``allowed_lateness`` behind the watermark is a ``too_late`` dead letter.
+
+    The output has every column of each side as ``<name>_<column>`` (``names``: the two
+    sides' names, also in the dead letters' ``source``). ``time`` is one column name for both
+    sides or a pair, each a timestamp or epoch milliseconds. Give the result to
+    :func:`streamwarden.run_query` to run it to sinks ``joined`` and ``dead_letters`` exactly
+    once, with the idle ticks and the drain.
+
+    Example::
+
+        result = interval_join(payments, refunds, on="payment_id", time="at",
+                               between=(timedelta(0), timedelta(days=1)),
+                               names=("payments", "refunds"), type="left_outer")
+    """
+    pairs = _pairs(on)
+    times = (time, time) if isinstance(time, str) else tuple(time)
+    try:
+        section = JoinConfig.model_validate(
+            {
+                "left": names[0],
+                "right": names[1],
+                "on": [list(p) for p in pairs],
+                "between": list(between),
+                "type": type,
+                "allowed_lateness": allowed_lateness,
+                "max_out_of_orderness": max_out_of_orderness,
+                "max_rows_per_key": max_rows_per_key,
+            }
+        )
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"interval_join: {problems}") from None
+    for index, events in enumerate((left, right)):
+        fields = [p[index] for p in pairs]
+        check_typed_events(events, "interval_join", (*fields, times[index]))
+    shape = layout_of(
+        {names[0]: left.schema, names[1]: right.schema},
+        section,
+        lambda name: f"the {name} events",
+        UsageError,
+    )
+    return _typed(left, right, times, section, shape, None)
+
+
+def _pairs(on: str | Sequence[str] | Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    if isinstance(on, str):
+        return [(on, on)]
+    pairs = [(o, o) if isinstance(o, str) else tuple(o) for o in on]
+    if not pairs or any(len(p) != 2 for p in pairs):
+        raise UsageError(
+            "interval_join(..., on=...): give a column name, a list of them, or pairs "
+            f"(left column, right column), got {on!r}"
+        )
+    return [(p[0], p[1]) for p in pairs]
+
+
+def _typed(
+    left: DataFrame,
+    right: DataFrame,
+    times: tuple[str, ...],
+    section: JoinConfig,
+    shape: JoinLayout,
+    ticks: DataFrame | None,
+) -> JoinResult:
+    """The join over typed events (the ticks, if given, among the left side's)."""
+    rows = []
+    for index, (events, side) in enumerate(((left, shape.left), (right, shape.right))):
+        frame, records, raw = typed_records(
+            events, side.on[0], times[index], ticks if index == 0 else None, group=side.key()
+        )
+        rows.append(engine_rows(frame, records, JOIN_PAYLOAD, (F.lit(index), raw)))
+    result = _run(left.sparkSession, rows[0], rows[1], section, shape)
+    return replace(result, rebuild=lambda t: _typed(left, right, times, section, shape, t))

@@ -16,11 +16,16 @@ from typing import TYPE_CHECKING, Any
 from streamwarden.history.base import StoredColumns
 from streamwarden.operators.accounting import count_by_reason, reasons_text, verdict
 from streamwarden.operators.base import OPERATORS, Batches, OperatorStep, Outputs
-from streamwarden.operators.join.api import SIDES, join_records, layout, step
+from streamwarden.operators.join.api import (
+    SIDES,
+    drain_horizon,
+    join_records,
+    layout,
+    state_identity,
+)
 from streamwarden.operators.join.settings import JoinConfig
 from streamwarden.operators.observed import OBSERVATION, dead_letters_by_reason
 from streamwarden.operators.patterns.observed import INPUT_OBSERVATION
-from streamwarden.settings.units import format_duration
 from streamwarden.validation.reasons import Reason
 
 if TYPE_CHECKING:
@@ -131,24 +136,10 @@ class JoinOperator:
         return _section(config).max_out_of_orderness
 
     def drain_horizon(self, config: PipelineView) -> timedelta:
-        section = _section(config)
-        return (
-            section.horizon
-            + section.allowed_lateness
-            + section.max_out_of_orderness
-            + timedelta(milliseconds=1)
-        )
+        return drain_horizon(_section(config))
 
     def state_identity(self, config: PipelineView) -> dict[str, Any]:
-        section = _section(config)
-        return {
-            "join": {
-                "left": section.left,
-                "right": section.right,
-                "on": [list(p) for p in section.on],
-                "between": [_signed(d) for d in section.between],
-            }
-        }
+        return state_identity(_section(config))
 
     def check(self, config: PipelineView) -> None:
         layout(config.schemas, _section(config))
@@ -158,7 +149,7 @@ class JoinOperator:
 
     def build_step(self, config: PipelineView, records: DataFrame) -> OperatorStep:
         result = join_records(records, config.schemas, _section(config), config.validation)
-        return step(result, config.context)
+        return OperatorStep(result.observed(), result.writer(config.context))
 
     def stats_from_progress(self, progress: dict[str, Any]) -> JoinBatchStats | None:
         return JoinBatchStats.from_progress(progress)
@@ -181,12 +172,6 @@ class JoinOperator:
             count_by_reason(outputs.get("dead_letters")),
             0 if joined is None else joined.count(),
         )
-
-
-def _signed(duration: timedelta) -> str:
-    return (
-        f"-{format_duration(-duration)}" if duration < timedelta(0) else format_duration(duration)
-    )
 
 
 def _section(config: PipelineView) -> JoinConfig:

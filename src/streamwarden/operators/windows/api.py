@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from streamwarden.errors import ConfigError, UsageError
+from streamwarden.operators.arguments import check_typed_events
 from streamwarden.operators.base import OperatorStep, writer_for
 from streamwarden.operators.engine_rows import (
     SESSION_PAYLOAD,
@@ -362,31 +363,6 @@ def _typed(
     rows = _engine_rows(frame, records, shape.aggregates, F.octet_length(raw))
     result = _run(events.sparkSession, rows, section, shape)
     return replace(result, rebuild=lambda t: _typed(events, time, section, shape, t))
-
-
-def check_typed_events(events: object, who: str, columns: Sequence[str]) -> None:
-    """Refuses, with a :class:`UsageError` saying what to do, events that are not a streaming
-    DataFrame, lack one of ``columns`` or whose time (the last of them) is not a time."""
-    if not isinstance(events, DataFrame) or not events.isStreaming:
-        raise UsageError(
-            f"{who}(events, ...): events must be a streaming Spark DataFrame of typed events "
-            "(spark.readStream...): windows are closed by the watermark of a streaming query; "
-            "for a finite input, read its files as a stream and run it with run_query(..., "
-            "once=True, drain=True)"
-        )
-    for column in columns:
-        if field_type(events.schema, column) is None:
-            raise UsageError(
-                f"{who}(events): column {column!r} is not in events, whose columns are "
-                f"{', '.join(map(repr, events.columns))}"
-            )
-    time = columns[-1]
-    time_type = field_type(events.schema, time)
-    if not isinstance(time_type, T.TimestampType | T.LongType | T.IntegerType):
-        raise UsageError(
-            f"{who}(events): the time {time!r} is {time_type}; an event time is a timestamp "
-            "or epoch milliseconds (bigint or int)"
-        )
 
 
 def _type_of(events: DataFrame, path: str) -> T.DataType:
