@@ -14,8 +14,10 @@ Each variant is a streaming query over the same JSON-lines files of card payment
 schema), started with ``trigger(availableNow=True)`` on a fresh checkpoint, written to Spark's
 ``noop`` sink; timed from start to end, throughput = events / seconds. ``--rounds`` rounds,
 the variants interleaved in each round (so drift hits each side alike); the first round warms
-the JVM and the Python workers and is reported but left out of the medians. Results:
-bench/out/processor39.json (and a copy under bench/results/).
+the JVM and the Python workers and is reported but left out of the medians. After the timed
+rounds, one more run of each to Spark's memory sink checks what they computed: the raw and the
+guarded alerts must be the same rows; the sessions sides' rows (and any dead letters) are
+counted. Results: bench/out/processor39.json (and a copy under bench/results/).
 """
 
 from __future__ import annotations
@@ -100,33 +102,41 @@ class RawAlert(StatefulProcessor):
 
 # -- the sessions-like processor of (sessions) ---------------------------------------------------
 class PySessions(KeyedProcessor):
-    """Gap sessions with a count and a total, emitted by timer once the gap has passed."""
+    """Gap sessions with a count and a total, emitted by timer once the gap has passed (times
+    kept in epoch ms)."""
 
     output = "account STRING, session_start TIMESTAMP, events BIGINT, total DOUBLE"
     session = ValueState(
-        "start TIMESTAMP, last TIMESTAMP, events BIGINT, total DOUBLE", expire_after=2 * GAP
+        "start_ms BIGINT, last_ms BIGINT, events BIGINT, total DOUBLE", expire_after=2 * GAP
     )
 
     def process(self, key, events, ctx):
         for e in events:
+            at = int(e.at.timestamp() * 1000)
             s = self.session.get()
-            if s is not None and e.at - s.last >= GAP:
-                ctx.emit(account=key, session_start=s.start, events=s.events, total=s.total)
+            if s is not None and at - s.last_ms >= GAP_MS:
+                ctx.emit(
+                    account=key, session_start=_time(s.start_ms), events=s.events, total=s.total
+                )
                 s = None
             if s is None:
-                self.session.set((e.at, e.at, 1, e.amount))
+                self.session.set((at, at, 1, e.amount))
             else:
-                self.session.set((s.start, e.at, s.events + 1, s.total + e.amount))
-            ctx.set_timer(int(e.at.replace(tzinfo=UTC).timestamp() * 1000) + GAP // _MS)
+                self.session.set((s.start_ms, at, s.events + 1, s.total + e.amount))
+            ctx.set_timer(at + GAP_MS)
 
     def on_timer(self, key, when, ctx):
         s = self.session.get()
-        if s is not None and when.replace(tzinfo=None) - s.last >= GAP:
-            ctx.emit(account=key, session_start=s.start, events=s.events, total=s.total)
+        if s is not None and int(when.timestamp() * 1000) - s.last_ms >= GAP_MS:
+            ctx.emit(account=key, session_start=_time(s.start_ms), events=s.events, total=s.total)
             self.session.clear()
 
 
-_MS = timedelta(milliseconds=1)
+GAP_MS = GAP // timedelta(milliseconds=1)
+
+
+def _time(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
 
 
 def source(spark: SparkSession, landing: Path) -> DataFrame:
@@ -188,6 +198,47 @@ def timed(spark: SparkSession, build: Callable[[], DataFrame], checkpoint: Path)
     return seconds
 
 
+def verify(spark: SparkSession, landing: Path) -> dict[str, Any]:
+    """One more run of each variant, to Spark's memory sink: the raw and guarded alerts must be
+    the same rows, and the sessions sides' rows are counted (what the timed runs computed)."""
+    out: dict[str, Any] = {}
+    for name, build in variants(spark, landing).items():
+        checkpoint = DATA / "checkpoints" / f"verify-{name}"
+        shutil.rmtree(checkpoint, ignore_errors=True)
+        query = (
+            build()
+            .writeStream.format("memory")
+            .queryName(f"verify_{name}")
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        rows = spark.table(f"verify_{name}")
+        if "_sw_kind" in rows.columns:
+            kinds = {r[0]: r[1] for r in rows.groupBy("_sw_kind").count().collect()}
+            reasons = rows.where("_sw_kind = 'dead_letter'").groupBy("_sw_reason").count()
+            out[name] = {
+                "kinds": kinds,
+                "dead_letters": {r[0]: r[1] for r in reasons.collect()},
+            }
+            rows = rows.where("_sw_kind = 'output'")
+        out.setdefault(name, {})["output_rows"] = rows.count()
+    alerts = [
+        sorted((tuple(r) for r in _outputs(spark.table(f"verify_{n}")).collect()), key=repr)
+        for n in ("raw_tws_alert", "keyed_process_alert")
+    ]
+    out["alerts_equal"] = alerts[0] == alerts[1] and all(alerts)
+    return out
+
+
+def _outputs(rows: DataFrame) -> DataFrame:
+    """An alert side's output rows (a guard's combined output holds its dead letters too)."""
+    if "_sw_kind" in rows.columns:
+        rows = rows.where("_sw_kind = 'output'")
+    return rows.select("account", "at", "amount", "mean_before")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=200_000)
@@ -224,6 +275,10 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "processor39.json").write_text(json.dumps(result, indent=2))
     print(json.dumps({k: v for k, v in result.items() if k != "seconds"}, indent=2))
+    result["verified"] = verify(spark, landing)
+    print(json.dumps(result["verified"], indent=2, default=str))
+    (OUT / "processor39.json").write_text(json.dumps(result, indent=2, default=str))
+    (RESULTS / "processor39.json").write_text(json.dumps(result, indent=2, default=str))
 
 
 if __name__ == "__main__":

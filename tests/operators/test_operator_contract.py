@@ -18,10 +18,10 @@ from streamwarden.operators import OPERATORS, operator_of
 from streamwarden.operators.base import Operator, PipelineView
 from streamwarden.operators.settings import OperatorSettings
 from tests.support import (
+    join_pipeline_config,
     pattern_pipeline_config,
     pipeline_config,
     process_pipeline_config,
-    join_pipeline_config,
     windows_pipeline_config,
 )
 

@@ -6,14 +6,14 @@ records of the batch and undoes the call."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamwarden import KeyedProcessor, ListState, MapState, ValueState
+from streamwarden import KeyedProcessor, ListState, MapState, Schema, ValueState
 from streamwarden.errors import ConfigError
 from streamwarden.testing import DeadLetter, Emitted, ProcessorTester
 from tests.support import T0_MS
@@ -257,3 +257,113 @@ def test_a_timer_the_processor_sets_fires_once_the_watermark_passes_it():
     ]
     t.advance_watermark(at(3 * 60))
     assert t.state_rows == 0
+
+
+def test_a_timer_sees_what_its_key_holds_however_far_the_watermark_jumps():
+    t = harness(Reminder())
+    t.run_batch([payment("a", 0, 9.0), payment("a", 100, 4.0)], watermark=0)
+    # one jump past both timers (30 and 130 minutes) and the value's deadline (220): freeing
+    # storage waits for the timers, which see the value as they would one by one
+    out = t.advance_watermark(at(600))
+    assert [(e["reminded_at"], e["amount"]) for e in emitted(out)] == [
+        (at(30), 4.0),
+        (at(130), 4.0),
+    ]
+    assert t.state_rows == 0
+
+
+# -- what the processor reads --------------------------------------------------------------------
+class Running(KeyedProcessor):
+    output = "account STRING, events BIGINT, total DOUBLE"
+    running = ValueState("events BIGINT, total DOUBLE", expire_after=DAY)
+
+    def process(self, key, events, ctx):
+        for e in events:
+            r = self.running.get()
+            self.running.set((1, e.amount) if r is None else (r.events + 1, r.total + e.amount))
+        r = self.running.get()
+        ctx.emit(account=key, events=r.events, total=r.total)
+
+
+def test_a_value_of_several_fields_reads_back_by_field_within_the_call_as_after_it():
+    t = harness(Running())
+    out = t.run_batch([payment("a", 0, 1.0), payment("a", 1, 2.0)], watermark=0)
+    out += t.run_batch([payment("a", 2, 4.0)], watermark=0)
+    assert emitted(out) == [
+        {"account": "a", "events": 2, "total": 3.0},
+        {"account": "a", "events": 3, "total": 7.0},
+    ]
+
+
+class City(KeyedProcessor):
+    output = "account STRING, city STRING, amount DOUBLE"
+
+    def process(self, key, events, ctx):
+        for e in events:
+            ctx.emit(
+                account=e.account, city=e.geo.city if e.amount > 0 else e.nope, amount=e.amount
+            )
+
+
+def test_an_event_s_fields_are_its_attributes_nested_ones_too():
+    schema = Schema(
+        key="account",
+        time="at",
+        fields="account STRING, at BIGINT, amount DOUBLE, geo STRUCT<city: STRING>",
+    )
+    t = ProcessorTester(City(), schema)
+    good = {"account": "a", "at": at(0), "amount": 1.0, "geo": {"city": "Paris"}}
+    assert emitted(t.run_batch([good], watermark=0)) == [
+        {"account": "a", "city": "Paris", "amount": 1.0}
+    ]
+    [letter] = t.run_batch([{**good, "account": "b", "amount": -1.0}], watermark=0)
+    assert isinstance(letter, DeadLetter) and letter.reason == "processor_error"
+    assert letter.detail == (
+        "process raised AttributeError: the event has no field 'nope' (its fields: account, at, "
+        "amount, geo)"
+    )
+
+
+# -- what monitoring counts ----------------------------------------------------------------------
+class Mixed(KeyedProcessor):
+    output = "account STRING"
+    amounts = ListState("amount DOUBLE", expire_after=timedelta(minutes=20), max_items=3)
+    by_size = MapState("size STRING", "at BIGINT", expire_after=timedelta(minutes=45))
+    last = ValueState("amount DOUBLE", expire_after=timedelta(minutes=10))
+
+    def process(self, key, events, ctx):
+        for e in events:
+            self.amounts.append(e.amount)
+            self.by_size.set("big" if e.amount > 50 else "small", e.at)
+            if e.amount > 90:
+                self.last.clear()
+            else:
+                self.last.set(e.amount)
+
+
+def test_the_rows_the_guard_counts_per_state_name_are_those_it_stores():
+    t = harness(Mixed())
+
+    def stored() -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for account in ("a", "b", "c"):
+            for name, held in t.peek_state(account).items():
+                counts[name] = counts.get(name, 0) + (1 if name == "last" else len(held))
+        return counts
+
+    amounts = [5.0, 70.0, 95.0, 20.0, 99.0, 60.0, 1.0]
+    for b in range(12):
+        records = [payment("abc"[i % 3], b * 7 + i, amounts[(b + i) % 7]) for i in range(b % 4)]
+        t.run_batch(records, watermark=at(b * 7 - 1))
+        assert t.state_rows_by_state == stored()
+    t.advance_watermark(at(12 * 7 + 60))
+    assert t.state_rows_by_state == stored() == {}
+
+
+def test_a_stored_timestamp_reads_back_with_its_zone_as_an_event_s_time_does():
+    # Spark hands a stored TIMESTAMP back as the worker's local time without a zone; an
+    # event's time has its zone, so that the two can be compared and subtracted
+    declared = ValueState("start TIMESTAMP, events BIGINT", expire_after=DAY)
+    naive = datetime(2026, 1, 1, 9, 30)
+    _, [value], _ = declared.decode_columns([(naive, 3, 0)])
+    assert value.start == naive.astimezone(UTC) and value.start.tzinfo is not None

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from streamwarden.errors import ConfigError
+from streamwarden.monitoring.progress_log import read_progress_log
+from streamwarden.monitoring.prometheus import PrometheusExporter
 from streamwarden.pipeline import Pipeline
 from streamwarden.pipeline.outputs import read_output
 from streamwarden.sinks.parquet import batch_dir_name
@@ -51,14 +53,28 @@ def test_the_state_of_keys_that_never_return_follows_the_model_and_is_freed(spar
     # Spark's batch N runs under the watermark of batches 0..N-1 (for late events and timers
     # alike), and once the input is read, one batch without data under the last watermark
     model, watermark, rows = ProcessorTester(PageCounter(), key="user_id", time="ts"), 0, []
+    by_state = []
     for batch in batches:
         records = [json.loads(r) for r in batch]
         model.run_batch(records, watermark)
         rows.append(model.state_rows)
+        by_state.append({"count": model.state_rows_by_state.get("count", 0)})
         watermark = max(watermark, *(r["ts"] for r in records))
     model.advance_watermark(watermark)
     rows.append(model.state_rows)
+    by_state.append({"count": model.state_rows_by_state.get("count", 0)})
     assert spark_rows == rows
+    # the rows per state name, as the progress log and Prometheus carry them
+    logged = read_progress_log(tmp_path / "checkpoint.progress")
+    assert [r.state_rows_by_state for r in logged] == by_state
+    exporter = PrometheusExporter("process-test")
+    try:
+        exporter.update(logged[-1])
+        labels = {"query": "process-test", "state": "count"}
+        gauge = exporter.registry.get_sample_value("streamwarden_process_state_rows", labels)
+        assert gauge == by_state[-1]["count"]
+    finally:
+        exporter.close()
     # flat: each key's count is freed once the watermark is 30 minutes (and at most a grid
     # step) past its last page, so eight batches' users are held, however many come and go
     assert set(rows[7:-1]) == {8 * 4}
@@ -173,3 +189,26 @@ def test_a_quiet_input_frees_the_state_through_the_idle_ticks(spark, tmp_path):
     finally:
         guard.cancel()
     assert max(seen) == 2  # two users: a count each
+
+
+def test_the_rows_per_state_name_are_carried_on_only_while_no_batch_goes_unseen():
+    from streamwarden.monitoring.progress_log import BatchRecord, StateRowsTally
+    from streamwarden.monitoring.summary import BatchSummary
+    from streamwarden.operators.observed import OBSERVATION
+
+    def progress(batch: int, added: int) -> dict[str, Any]:
+        metrics = {"output": 0, "state_rows_added_count": added}
+        return {"batchId": batch, "observedMetrics": {OBSERVATION: metrics}}
+
+    tally = StateRowsTally()
+    assert [tally.add(b, progress(b, n)) for b, n in enumerate((3, 2, -4))] == [
+        {"count": 3},
+        {"count": 5},
+        {"count": 1},
+    ]
+    summary = BatchSummary.from_progress({"batchId": 2, "timestamp": "2026-01-01T00:00:00Z"})
+    restarted = StateRowsTally(BatchRecord(summary, state_rows_by_state={"count": 1}))
+    assert restarted.add(3, progress(3, 2)) == {"count": 3}
+    assert restarted.add(5, progress(5, 1)) is None  # batch 4 was never seen
+    assert restarted.add(6, progress(6, 1)) is None
+    assert StateRowsTally().add(4, progress(4, 1)) is None  # no log to carry on from

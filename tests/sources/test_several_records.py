@@ -30,7 +30,7 @@ def test_each_source_gets_back_its_own_columns_and_none_of_the_others(spark):
     assert SOURCE_TIME in payments.columns and SOURCE_POSITION in payments.columns
     assert [(r.raw, r[SOURCE_TIME]) for r in payments.collect()] == [('{"a": 1}', 1000)]
 
-    refunds = records_of(union, "refunds", with_ticks=True)
+    refunds = records_of(union, "refunds", also=F.coalesce(F.col(TICK_SOURCE), F.lit(False)))
     assert SOURCE_TIME not in refunds.columns  # their time is the record's own field
     assert sorted(r.raw for r in refunds.collect()) == ['{"a": 2}', '{"tick": 1}']
     assert sorted(r[SOURCE_NAME] or "tick" for r in refunds.collect()) == ["refunds", "tick"]

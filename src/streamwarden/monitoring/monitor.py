@@ -26,7 +26,9 @@ from streamwarden.monitoring.progress_log import (
     PROGRESS_FILE,
     BatchRecord,
     ProgressLog,
+    StateRowsTally,
     progress_dir,
+    read_last_record,
     write_status,
 )
 from streamwarden.monitoring.prometheus import PrometheusExporter
@@ -120,6 +122,9 @@ class QueryMonitor:
             else None
         )
         self.exporter: PrometheusExporter | None = None
+        #: A keyed processor's rows per state name, carried on from the progress log.
+        logged = self.folder if self.progress_log is not None else None
+        self.state_rows = StateRowsTally(None if logged is None else read_last_record(logged))
         self._meter: CheckpointMeter | None = None
         self._probe: PartitionProbe | None = None
         self._listener: _Listener | None = None
@@ -214,7 +219,8 @@ class QueryMonitor:
         if self._untracked is not None and summary.operators:
             findings.append(_untracked_finding(summary.batch_id, self._untracked))
             self._untracked = None
-        record = BatchRecord(summary, usage, loads, findings, progress)
+        by_state = self.state_rows.add(summary.batch_id, progress)
+        record = BatchRecord(summary, usage, loads, findings, progress, by_state)
         for finding in findings:
             if finding.kind != "slow_batch":  # that one has its own rate-limited log line
                 log.warning("%s: %s (see %s)", finding.kind, finding.message, finding.see)

@@ -8,7 +8,9 @@ folder, and what the checkpoint holds is copied, rescaled and restored with it (
 small).
 
 Each line: ``{"summary": BatchSummary, "checkpoint": CheckpointUsage, "partitions":
-[PartitionLoad], "findings": [Finding], "progress": <Spark's progress JSON>}``.
+[PartitionLoad], "findings": [Finding], "progress": <Spark's progress JSON>,
+"state_rows_by_state": {name: rows}}``; the last, for a keyed processor, is the rows each of
+its states holds after the batch (:class:`StateRowsTally`), null where not known.
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ from streamwarden.monitoring.failures import QueryFailure
 from streamwarden.monitoring.findings import Finding
 from streamwarden.monitoring.skew import PartitionLoad
 from streamwarden.monitoring.summary import BatchSummary
+from streamwarden.operators.process.guard import STATE_ROWS_ADDED
 
 __all__ = [
     "BatchRecord",
     "ProgressLog",
+    "StateRowsTally",
     "has_progress_log",
     "progress_dir",
     "read_failures",
+    "read_last_record",
     "read_progress_log",
     "read_status",
     "write_status",
@@ -60,6 +65,9 @@ class BatchRecord:
     partitions: list[PartitionLoad] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     progress: dict[str, Any] = field(default_factory=dict)
+    #: A keyed processor's rows per state name after the batch (None: not a keyed processor,
+    #: or not known; see :class:`StateRowsTally`).
+    state_rows_by_state: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +76,7 @@ class BatchRecord:
             "partitions": [asdict(p) for p in self.partitions],
             "findings": [f.to_json() for f in self.findings],
             "progress": self.progress,
+            "state_rows_by_state": self.state_rows_by_state,
         }
 
     @classmethod
@@ -86,7 +95,52 @@ class BatchRecord:
             ],
             findings=[Finding.from_json(f) for f in data.get("findings", [])],
             progress=data.get("progress", {}),
+            state_rows_by_state=data.get("state_rows_by_state"),
         )
+
+
+class StateRowsTally:
+    """A keyed processor's rows per state name, batch after batch.
+
+    Spark counts a ``transformWithState``'s rows for all its states together; the guard counts
+    them per state as it writes them, each batch adding up the rows it added to each state (its
+    observed ``state_rows_added_<name>``), at no cost of a job of its own. This keeps the sum
+    since batch 0, carried on from the progress log's last line (``last``) across restarts.
+    The sum is only known while no batch goes unseen: after a gap in the batch numbers (a batch
+    committed but never logged) it is None, and the rows a batch added are still in its
+    progress.
+    """
+
+    def __init__(self, last: BatchRecord | None = None) -> None:
+        self._rows = None if last is None else last.state_rows_by_state
+        self._batch = None if last is None else last.summary.batch_id
+
+    def add(self, batch_id: int, progress: dict[str, Any]) -> dict[str, int] | None:
+        """The rows per state name after batch ``batch_id`` (None if not known, or not a keyed
+        processor's batch)."""
+        added = state_rows_added(progress)
+        if batch_id == 0 and added:
+            rows: dict[str, int] | None = {}
+        elif self._rows is not None and self._batch is not None and batch_id == self._batch + 1:
+            rows = self._rows
+        else:
+            rows = None
+        self._batch = batch_id
+        if rows is not None:
+            rows = {n: rows.get(n, 0) + added.get(n, 0) for n in {*rows, *added}}
+        self._rows = rows
+        return None if rows is None else dict(sorted(rows.items()))
+
+
+def state_rows_added(progress: dict[str, Any]) -> dict[str, int]:
+    """The rows a batch added to each of a keyed processor's states (negative: freed), by the
+    state's name, from its observed metrics ({} for another operator's batch)."""
+    added = {}
+    for metrics in (progress.get("observedMetrics") or {}).values():
+        for name, value in metrics.items():
+            if name.startswith(STATE_ROWS_ADDED):
+                added[name.removeprefix(STATE_ROWS_ADDED)] = int(value or 0)
+    return added
 
 
 class ProgressLog:
@@ -194,6 +248,35 @@ def read_progress_log(path: Path, *, last: int | None = None) -> list[BatchRecor
             break
         records = _read_file(file) + records
     return records if last is None else records[max(len(records) - last, 0) :]
+
+
+def read_last_record(folder: Path, chunk: int = 256 * 1024) -> BatchRecord | None:
+    """The last batch record of the progress log in ``folder`` (None: none), read from the end
+    of its newest file: a long log is not read whole for it."""
+    for file in reversed(_log_files(folder / PROGRESS_FILE)):
+        with file.open("rb") as log:
+            end = log.seek(0, os.SEEK_END)
+            size = min(chunk, end)
+            while True:
+                log.seek(end - size)
+                lines = log.read(size).splitlines()
+                whole = lines if size == end else lines[1:]  # the first may be cut
+                for line in reversed(whole):
+                    data = _json_object(line)
+                    if data is not None and "summary" in data:
+                        return BatchRecord.from_json(data)
+                if size == end:
+                    break
+                size = min(size * 4, end)
+    return None
+
+
+def _json_object(line: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(line)
+    except ValueError:  # a line cut short by a crash
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def read_failures(path: Path) -> list[QueryFailure]:

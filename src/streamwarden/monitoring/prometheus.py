@@ -22,6 +22,8 @@ unless the name ends in ``_total``.
 ``streamwarden_state_custom_metric{operator,metric}``   the operator's ``customMetrics`` (RocksDB
                                                         SST size, commit latencies, bytes copied,
                                                         timers, TTL removals, ...)
+``streamwarden_process_state_rows{state}``             a keyed processor's rows per state name
+                                                        (the guard's count, while known)
 ``streamwarden_state_partition_rows{operator,partition}``  state rows per partition
 ``streamwarden_input_partition_rows{operator,partition}``  input rows per partition
 ``streamwarden_skew_ratio{operator,what}``              largest partition / mean (``state``,
@@ -92,6 +94,12 @@ class PrometheusExporter:
             P + "state_custom_metric",
             "Operator custom metrics (RocksDB, timers, TTL)",
             [*op, "metric"],
+            registry=r,
+        )
+        self.process_state_rows = Gauge(
+            P + "process_state_rows",
+            "A keyed processor's state rows per state name",
+            [*q, "state"],
             registry=r,
         )
         part = [*op, "partition"]
@@ -189,6 +197,8 @@ class PrometheusExporter:
             self.rows_dropped.labels(q, op.label).set(op.rows_dropped_by_watermark)
             for name, value in op.custom_metrics.items():
                 self.custom.labels(q, op.label, name).set(value)
+        for state, rows in (record.state_rows_by_state or {}).items():
+            self.process_state_rows.labels(q, state).set(rows)
         for load in record.partitions:
             for p, rows in load.state_rows.items():
                 self.partition_state.labels(q, load.operator, str(p)).set(rows)

@@ -29,7 +29,7 @@ from streamwarden.sources.base import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 __all__ = ["SEVERAL", "Several", "records_of"]
 
@@ -47,17 +47,15 @@ def _named(frame: DataFrame, name: str) -> DataFrame:
     )
 
 
-def records_of(records: DataFrame, name: str, *, with_ticks: bool = False) -> DataFrame:
-    """The records of source ``name`` (and the idle ticks, ``with_ticks``) out of a pipeline's
-    records from several sources, with that source's own columns under their usual names and
-    without the other sources'."""
+def records_of(records: DataFrame, name: str, *, also: Column | None = None) -> DataFrame:
+    """The records of source ``name`` (and the rows ``also`` marks, such as the idle ticks) out
+    of a pipeline's records from several sources, with that source's own columns under their
+    usual names and without the other sources'."""
     from pyspark.sql import functions as F
 
-    from streamwarden.validation.validate import TICK_SOURCE
-
     mine = F.col(SOURCE_NAME) == name
-    if with_ticks:
-        mine = mine | F.coalesce(F.col(TICK_SOURCE), F.lit(False))
+    if also is not None:
+        mine = mine | also
     columns = []
     for c in records.columns:
         own, _, source = c.rpartition(":")

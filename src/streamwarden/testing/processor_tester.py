@@ -18,10 +18,13 @@ from typing import Any, ClassVar, Literal
 from pyspark.sql import types as T
 
 from streamwarden.errors import UsageError
+from streamwarden.operators.process.events import EventLayout
 from streamwarden.operators.process.guard import (
     DEAD_COLUMNS,
     KIND,
     OUTPUT_KIND,
+    STATE_COLUMNS,
+    STATE_KIND,
     Guard,
 )
 from streamwarden.operators.process.processor import KeyedProcessor
@@ -45,17 +48,14 @@ ProcessorOutput = Emitted | DeadLetter
 
 
 @dataclass
-class _Row:
-    """A guard input row, as Spark hands one over."""
+class _Record:
+    """A record as the tester reads it: its key (None: no key or no time), its guard input row
+    (laid out as Spark's, :mod:`streamwarden.operators.process.events`)."""
 
     key: str | None
-    kind: int
-    ts_ms: int
-    raw: str | None
-    reason: str | None
-    detail: str | None
     user: str | None
-    event: Any
+    raw: str
+    row: tuple[Any, ...]
 
 
 class _Store:
@@ -137,8 +137,16 @@ class ProcessorTester:
         self._key = schema.key if schema is not None else key
         self._time = schema.time if schema is not None else time
         key_type = schema.key_type if schema is not None else T.StringType()
-        self._guard = Guard(processor, key_type)
-        self._names = (KIND, *self._guard.output.names, *DEAD_COLUMNS)
+        # without a schema, an event's fields are those its records have shown so far
+        self._fields: dict[str, None] = {}
+        layout = (
+            EventLayout.of(schema.struct, schema.key, raw=True)
+            if schema is not None
+            else EventLayout((), raw=True)
+        )
+        self._guard = Guard(processor, key_type, layout)
+        self._names = (KIND, *self._guard.output.names, *DEAD_COLUMNS, *STATE_COLUMNS)
+        self._counted: dict[str, int] = {}
         self._store = _Store()
         self._watermark = -(2**62)
 
@@ -152,25 +160,32 @@ class ProcessorTester:
         """How many rows the states hold over all keys (what Spark's state store would)."""
         return self._store.rows()
 
+    @property
+    def state_rows_by_state(self) -> dict[str, int]:
+        """Rows per state name over all keys, as the guard counts them for monitoring (the sum
+        of its state-rows rows; Prometheus and the progress log show the same)."""
+        return {name: rows for name, rows in self._counted.items() if rows}
+
     def run_batch(
         self, records: Iterable[Mapping[str, Any]], watermark: datetime | str | int
     ) -> list[ProcessorOutput]:
         """One micro-batch: ``records`` judged against ``watermark`` (the batch's watermark
         for late events), then the timers it passes fire."""
         self._move_to(watermark)
-        by_key: dict[str, list[_Row]] = {}
+        read = [self._record(r) for r in records]
+        self._layout_for(read)
+        by_key: dict[str, list[tuple[Any, ...]]] = {}
         out: list[ProcessorOutput] = []
-        for record in records:
-            row = self._row(record)
-            if row.key is None:
-                out.append(self._output(self._guard_dead(row)))
+        for record in read:
+            if record.key is None:
+                out += self._output(self._guard_dead(record))
                 continue
-            by_key.setdefault(row.key, []).append(row)
+            by_key.setdefault(record.key, []).append(self._row_of(record))
         for key, rows in by_key.items():
             for produced in self._guard.on_rows(
                 self._store.backend(key), key, rows, self._watermark
             ):
-                out.append(self._output(produced))
+                out += self._output(produced)
         return out + self._fire()
 
     def advance_watermark(self, watermark: datetime | str | int) -> list[ProcessorOutput]:
@@ -216,9 +231,9 @@ class ProcessorTester:
             self._store.timers[key].discard(at)
             backend = self._store.backend(key)
             for produced in self._guard.on_timer(backend, key, at, self._watermark):
-                out.append(self._output(produced))
+                out += self._output(produced)
 
-    def _row(self, record: Mapping[str, Any]) -> _Row:
+    def _record(self, record: Mapping[str, Any]) -> _Record:
         if not isinstance(record, Mapping):
             raise UsageError(f"a record is a dict of its fields, got {record!r}")
         event = dict(record)
@@ -229,28 +244,42 @@ class ProcessorTester:
         ts = None
         if value is not None:
             ts = time_ms(value, self._schema) if self._schema is not None else _ms(value)
-        return _Row(
-            key=None if key is None or ts is None else str(key),
-            kind=0,
-            ts_ms=ts or 0,
-            raw=json.dumps(record, default=str),
-            reason=None,
-            detail=None,
-            user=None if key is None else str(key),
-            event=event,
-        )
+        text = None if key is None or ts is None else str(key)
+        raw = json.dumps(record, default=str)
+        return _Record(text, None if key is None else str(key), raw, (text, ts or 0, event))
 
-    def _guard_dead(self, row: _Row) -> Any:
-        missing = self._key if row.user is None else self._time
+    def _layout_for(self, records: list[_Record]) -> None:
+        """Without a schema, the event's fields grow with the fields records show."""
+        if self._schema is not None:
+            return
+        before = len(self._fields)
+        for r in records:
+            self._fields.update(dict.fromkeys(r.row[2]))
+        if len(self._fields) != before:
+            self._guard.use_layout(EventLayout(tuple(self._fields), raw=True))
+
+    def _row_of(self, record: _Record) -> tuple[Any, ...]:
+        """The guard input row of an event, as Spark hands it over (no control record)."""
+        key, ts, event = record.row
+        layout = self._guard.layout
+        return (key, ts, None, record.raw, *(event.get(f) for f in layout.carried))
+
+    def _guard_dead(self, record: _Record) -> Any:
+        missing = self._key if record.user is None else self._time
         detail = f"the field '{missing}' is null"
-        return self._guard.dead_letter(row.raw, "missing_field", detail, row.user, None)
+        return self._guard.dead_letter(record.raw, "missing_field", detail, record.user, None)
 
-    def _output(self, produced: Any) -> ProcessorOutput:
+    def _output(self, produced: Any) -> list[ProcessorOutput]:
+        """A row of the guard's output as the test sees it (a state-rows row is counted)."""
         values = dict(zip(self._names, produced, strict=True))
         if values[KIND] == OUTPUT_KIND:
-            return Emitted({n: values[n] for n in self._guard.output.names})
+            return [Emitted({n: values[n] for n in self._guard.output.names})]
+        if values[KIND] == STATE_KIND:
+            state, rows = (values[c] for c in STATE_COLUMNS)
+            self._counted[state] = self._counted.get(state, 0) + rows
+            return []
         raw, reason, detail, key, ts = (values[c] for c in DEAD_COLUMNS)
-        return DeadLetter(key=key, event_ts_ms=ts, raw=raw, reason=reason, detail=detail)
+        return [DeadLetter(key=key, event_ts_ms=ts, raw=raw, reason=reason, detail=detail)]
 
 
 def _ms(value: Any) -> int:

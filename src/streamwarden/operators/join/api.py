@@ -38,7 +38,15 @@ from streamwarden.sources.several import records_of
 from streamwarden.spark.jvm import call_engine
 from streamwarden.validation import validate_records
 from streamwarden.validation.reasons import Reason
-from streamwarden.validation.validate import DETAIL, IS_TICK, KEY, RAW, REASON, TS_MS
+from streamwarden.validation.validate import (
+    DETAIL,
+    IS_TICK,
+    KEY,
+    RAW,
+    REASON,
+    TICK_SOURCE,
+    TS_MS,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -295,7 +303,8 @@ def _side_rows(
     """One side's records as the engine's rows: validated against the side's schema; an event
     whose ``on`` fields are null is ``missing_field`` (it can match nothing); the left side
     carries the idle ticks."""
-    own = records_of(records, side.name, with_ticks=index == 0)
+    ticks = F.coalesce(F.col(TICK_SOURCE), F.lit(False)) if index == 0 else None
+    own = records_of(records, side.name, also=ticks)
     validated = validate_records(own, schema, validation)
     tick = F.col(IS_TICK)
     key = side.key()

@@ -5,7 +5,7 @@ same step over a pipeline's validated records."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -16,18 +16,23 @@ from pyspark.sql import types as T
 from streamwarden.errors import UsageError
 from streamwarden.operators.base import OperatorStep, writer_for
 from streamwarden.operators.engine_rows import (
+    EVENT_TIME,
+    KIND_EVENT,
     EngineRecords,
-    engine_rows,
     typed_records,
     with_watermark,
 )
 from streamwarden.operators.observed import OBSERVATION, dead_letter_counts
+from streamwarden.operators.process.events import EventLayout
 from streamwarden.operators.process.guard import (
     DEAD_COLUMNS,
     DEAD_KIND,
-    EVENT,
+    INPUT_COLUMNS,
     KIND,
     OUTPUT_KIND,
+    STATE_COLUMNS,
+    STATE_KIND,
+    STATE_ROWS_ADDED,
     combined_schema,
     expiry_grid_ms,
 )
@@ -105,7 +110,7 @@ class ProcessResult:
         )
 
     def observed(self) -> DataFrame:
-        return self.combined.observe(OBSERVATION, *observed_counts())
+        return self.combined.observe(OBSERVATION, *observed_counts(self.processor))
 
     def step(self, ticks: DataFrame, context: RunContext) -> OperatorStep:
         if self.rebuild is None:
@@ -153,12 +158,11 @@ def _typed(
     ticks: DataFrame | None,
 ) -> ProcessResult:
     frame, records, _ = typed_records(events, key, time, ticks)
-    # a typed event's record is its fields as JSON: the guard writes it for the few events it
-    # dead-letters rather than Spark for every event
-    records = replace(records, raw=F.when(records.rejected, records.raw))
-    fields = [F.col(f"`{c}`") for c in events.columns]
-    rows = process_rows(frame, records, fields, delay)
-    combined = run_guarded(rows, processor, key_type)
+    # a typed event carries no record as received: the guard writes the event as JSON for the
+    # few events it dead-letters, rather than Spark for every event
+    layout = EventLayout.of(events.schema, key, raw=False)
+    rows = process_rows(frame, records, layout, delay)
+    combined = run_guarded(rows, processor, key_type, layout)
     return ProcessResult(
         combined,
         processor,
@@ -169,21 +173,48 @@ def _typed(
 
 
 def process_rows(
-    frame: DataFrame, records: EngineRecords, fields: list[Column], delay: timedelta
+    frame: DataFrame, records: EngineRecords, layout: EventLayout, delay: timedelta
 ) -> DataFrame:
-    """The guard's input: the engine's common columns, then each event's ``fields`` as one
-    struct (what ``process`` sees), watermarked."""
-    rows = engine_rows(frame, records, (EVENT,), (F.struct(*fields),))
+    """The guard's input, watermarked: the key, the event time, a control record (JSON, only
+    on a control row), the record as received if ``layout`` says so (only on an event), then
+    the event's fields ``layout`` carries as top-level columns (:mod:`.events`)."""
+    ts_ms = records.ts_ms.cast("long")
+    kind = records.kind
+    control = F.when(
+        kind != KIND_EVENT,
+        F.to_json(
+            F.struct(
+                kind.alias("kind"),
+                records.raw.alias("raw"),
+                records.reason.alias("reason"),
+                records.detail.alias("detail"),
+                records.user.alias("user"),
+            )
+        ),
+    )
+    key, time, control_name = INPUT_COLUMNS
+    raw = [F.when(kind == KIND_EVENT, records.raw).alias("raw")] if layout.raw else []
+    fields = [F.col(f"`{n}`").alias(f"_sw_f{i}") for i, n in enumerate(layout.carried)]
+    rows = frame.select(
+        records.engine_key().alias(key),
+        ts_ms.alias(time),
+        control.alias(control_name),
+        *raw,
+        *fields,
+        F.timestamp_millis(ts_ms).alias(EVENT_TIME),
+    )
     return with_watermark(rows, delay)
 
 
-def run_guarded(rows: DataFrame, processor: KeyedProcessor, key_type: T.DataType) -> DataFrame:
+def run_guarded(
+    rows: DataFrame, processor: KeyedProcessor, key_type: T.DataType, layout: EventLayout
+) -> DataFrame:
     """``processor`` under its guard over :func:`process_rows`' output, grouped by key."""
     from streamwarden.operators.process.spark_runtime import GuardedProcessor
 
     _ship_by_value(type(processor))
-    return rows.groupBy("key").transformWithState(
-        GuardedProcessor(processor, key_type),
+    return rows.groupBy(INPUT_COLUMNS[0]).transformWithState(
+        GuardedProcessor(processor, key_type, layout),
         combined_schema(output_schema(type(processor))),
         "Append",
         "EventTime",
@@ -227,11 +258,21 @@ def process_dead_letters(combined: DataFrame) -> DataFrame:
     )
 
 
-def observed_counts() -> list[Column]:
-    """Output rows and dead letters by reason, per batch."""
+def observed_counts(processor: KeyedProcessor) -> list[Column]:
+    """Output rows, dead letters by reason, and the rows added to each state (negative:
+    freed), per batch."""
+    state, rows = STATE_COLUMNS
+    is_state = F.col(KIND) == STATE_KIND
+    added = [
+        F.coalesce(F.sum(F.when(is_state & (F.col(state) == d.name), F.col(rows))), F.lit(0))
+        .cast("long")
+        .alias(STATE_ROWS_ADDED + d.name)
+        for d in declared_states(type(processor))
+    ]
     return [
         F.count(F.when(F.col(KIND) == OUTPUT_KIND, 1)).alias("output"),
         *dead_letter_counts(KIND, DEAD_COLUMNS[1]),
+        *added,
     ]
 
 

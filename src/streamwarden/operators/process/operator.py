@@ -30,6 +30,8 @@ from streamwarden.operators.process.api import (
     run_guarded,
     state_identity,
 )
+from streamwarden.operators.process.events import EventLayout
+from streamwarden.operators.process.guard import STATE_ROWS_ADDED
 from streamwarden.operators.process.loading import load_processor
 from streamwarden.operators.process.processor import KeyedProcessor
 from streamwarden.operators.process.settings import ProcessConfig
@@ -56,6 +58,8 @@ class ProcessBatchStats:
     events: int
     output: int
     dead_letters: dict[str, int] = field(default_factory=dict)
+    #: Rows the batch added to each state (negative: freed), by the state's name.
+    state_rows_added: dict[str, int] = field(default_factory=dict)
 
     def output_counts(self) -> dict[str, int]:
         return {"output": self.output}
@@ -72,6 +76,11 @@ class ProcessBatchStats:
             events=0 if inp is None else int(inp["events"] or 0),
             output=int(out["output"]),
             dead_letters=dead_letters_by_reason(out),
+            state_rows_added={
+                k.removeprefix(STATE_ROWS_ADDED): int(v or 0)
+                for k, v in (out.asDict() if hasattr(out, "asDict") else dict(out)).items()
+                if k.startswith(STATE_ROWS_ADDED)
+            },
         )
 
 
@@ -145,11 +154,11 @@ class ProcessOperator:
         observed = validated.observe(
             INPUT_OBSERVATION, *input_counts(~F.col(IS_TICK), ~engine_records.rejected)
         )
-        fields = [F.col(f"`{f.name}`") for f in schema.struct.fields]
+        layout = EventLayout.of(schema.struct, schema.key, raw=True)
         section = _section(config)
         processor = processor_of(config)
-        rows = process_rows(observed, engine_records, fields, section.max_out_of_orderness)
-        combined = run_guarded(rows, processor, schema.key_type)
+        rows = process_rows(observed, engine_records, layout, section.max_out_of_orderness)
+        combined = run_guarded(rows, processor, schema.key_type, layout)
         result = ProcessResult(combined, processor, schema.key_name, section.max_out_of_orderness)
         return OperatorStep(result.observed(), result.writer(config.context))
 

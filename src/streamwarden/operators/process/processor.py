@@ -26,7 +26,9 @@ from typing import Any, ClassVar
 from pyspark.sql import types as T
 
 from streamwarden.errors import ConfigError, UsageError
-from streamwarden.operators.process.states import Clock, StateDeclaration
+from streamwarden.operators.process.events import ROW_TS, Fields, as_event
+from streamwarden.operators.process.states import StateDeclaration
+from streamwarden.operators.process.views import Clock
 from streamwarden.schema.ddl import DdlError, ddl_of, parse_fields
 from streamwarden.schema.model import RESERVED_PREFIX
 
@@ -125,10 +127,12 @@ def output_schema(cls: type[KeyedProcessor]) -> T.StructType:
 class Context:
     """What ``process`` and ``on_timer`` write through: output rows, timers, the time."""
 
-    def __init__(self, clock: Clock, output: T.StructType) -> None:
+    def __init__(self, clock: Clock, output: T.StructType, watermark_ms: int) -> None:
         self._clock = clock
+        self._watermark_ms = watermark_ms
         self._output = output
-        self._names = frozenset(f.name for f in output.fields)
+        self._order = tuple(output.names)
+        self._names = frozenset(self._order)
         #: The rows emitted, as tuples in the output's column order.
         self.emitted: list[tuple[Any, ...]] = []
         #: Timers set (event time, epoch ms).
@@ -136,14 +140,14 @@ class Context:
 
     def emit(self, **columns: Any) -> None:
         """Writes one output row; a column not given is null."""
-        unknown = set(columns) - self._names
-        if unknown:
+        if not self._names.issuperset(columns):
+            unknown = set(columns) - self._names
             raise UsageError(
                 f"ctx.emit: {', '.join(sorted(unknown))} not in the output ("
                 + ", ".join(f"{f.name} {ddl_of(f.dataType)}" for f in self._output.fields)
                 + ")"
             )
-        self.emitted.append(tuple(columns.get(f.name) for f in self._output.fields))
+        self.emitted.append(tuple(map(columns.get, self._order)))
 
     def set_timer(self, when: datetime | int) -> None:
         """Calls ``on_timer(key, when, ctx)`` once the watermark passes ``when`` (an aware
@@ -158,37 +162,17 @@ class Context:
     @property
     def watermark(self) -> datetime:
         """The watermark the batch runs under: an event before it would be ``too_late``."""
-        return datetime.fromtimestamp(max(self._clock.watermark_ms, 0) / 1000, UTC)
-
-
-class Fields(dict[str, Any]):
-    """An event: its fields as attributes (``e.amount``, ``e.geo.city``), and as a dict."""
-
-    __slots__ = ()
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            value = self[name]
-        except KeyError:
-            raise AttributeError(
-                f"the event has no field {name!r} (its fields: {', '.join(self)})"
-            ) from None
-        return Fields(value) if isinstance(value, dict) else value
-
-
-def as_event(value: Any) -> Any:
-    """An event as ``process`` sees it: Spark hands a struct over as a dict."""
-    return Fields(value) if isinstance(value, dict) else value
+        return datetime.fromtimestamp(max(self._watermark_ms, 0) / 1000, UTC)
 
 
 class Events(Sequence[Any]):
-    """A key's events of the batch, in event-time order. Iterating moves the clock to each
-    event's time, so that states judge expiry against the event being processed; a write
-    refused at a cap (``when_full = "dead_letter"``) marks the event being processed."""
+    """A key's events of the batch, in event-time order (each carrying its time at
+    :data:`~.events.ROW_TS`). Iterating moves the clock to each event's time, so that states
+    judge expiry against the event being processed; a write refused at a cap
+    (``when_full = "dead_letter"``) marks the event being processed."""
 
-    def __init__(self, events: list[Any], times: list[int], clock: Clock) -> None:
+    def __init__(self, events: list[Any], clock: Clock) -> None:
         self._events = events
-        self._times = times
         self._clock = clock
         #: Indexes of events whose write was refused at a cap, with why.
         self.capped: dict[int, str] = {}
@@ -201,10 +185,12 @@ class Events(Sequence[Any]):
         return self._events[index]
 
     def __iter__(self) -> Iterator[Any]:
+        clock = self._clock
         for i, event in enumerate(self._events):
-            self._note_cap()
+            if clock.capped is not None:
+                self._note_cap()
             self._current = i
-            self._clock.now_ms = self._times[i]
+            clock.now_ms = event[ROW_TS]
             yield event
         self._note_cap()
 

@@ -20,6 +20,7 @@ from pyspark.sql.streaming.stateful_processor import (
     TimerValues,
 )
 
+from streamwarden.operators.process.events import EventLayout
 from streamwarden.operators.process.guard import TIMERS_STATE, Guard
 from streamwarden.operators.process.processor import KeyedProcessor
 
@@ -66,12 +67,15 @@ class _SparkBackend:
 class GuardedProcessor(StatefulProcessor):
     """A :class:`KeyedProcessor` under its guard, as Spark runs it."""
 
-    def __init__(self, processor: KeyedProcessor, key_type: T.DataType) -> None:
+    def __init__(
+        self, processor: KeyedProcessor, key_type: T.DataType, layout: EventLayout
+    ) -> None:
         self._processor = processor
         self._key_type = key_type
+        self._layout = layout
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self._guard = Guard(self._processor, self._key_type)
+        self._guard = Guard(self._processor, self._key_type, self._layout)
         states = self._guard.states
         self._backend = _SparkBackend(
             handle, [d.name for d in states], [d.storage_schema() for d in states]

@@ -11,21 +11,28 @@ passed every deadline (also for a key that never returns, and, through the idle 
 whole input idles).
 
 Each state holds entries (a value, and for a map its key) with the event time they were written
-at. A view loads a key's entries on first use, works on them in memory, and is flushed by the
-guard only when the processor's call returned: a call that raises leaves the state as it was.
+at. A view (:mod:`.views`) loads a key's entries on first use, works on them in memory, and is
+flushed by the guard only when the processor's call returned: a call that raises leaves the
+state as it was.
 """
 
 from __future__ import annotations
 
-import pickle
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pyspark.sql import types as T
 
 from streamwarden.errors import ConfigError
+from streamwarden.operators.process.views import (
+    Clock,
+    Entry,
+    ListView,
+    MapView,
+    StateView,
+    ValueView,
+)
 from streamwarden.schema.ddl import DdlError, ddl_of, parse_fields
 
 if TYPE_CHECKING:
@@ -49,15 +56,6 @@ MAP_KEY = "_sw_key_"
 WhenFull = Literal["drop_oldest", "dead_letter"]
 #: The entries a list or map state holds per key unless ``max_items`` says otherwise.
 DEFAULT_MAX_ITEMS = 1000
-
-
-@dataclass
-class Entry:
-    """One stored value (and its map key), written at event time ``written_ms``."""
-
-    value: Any
-    written_ms: int
-    key: Any = None
 
 
 class StateDeclaration:
@@ -85,6 +83,8 @@ class StateDeclaration:
         self.when_full = when_full
         self.name = "?"
         self._check()
+        self._one_field = len(self.fields.fields) == 1
+        self._times = _timestamps(self.fields)
         # read for every entry an event sees: worked out once, not per read
         self._ttl_ms = None if expire_after is None else expire_after // timedelta(milliseconds=1)
 
@@ -121,15 +121,14 @@ class StateDeclaration:
             )
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        # While the guard runs the processor, the instance's own attribute of this name (its
+        # view) hides this descriptor: so this runs outside a call only.
         if instance is None:
             return self
-        views = getattr(instance, "_sw_views", None)
-        if views is None:
-            raise RuntimeError(
-                f"state {self.name!r} is only readable while streamwarden runs the processor "
-                "(in process or on_timer)"
-            )
-        return views[self.name]
+        raise RuntimeError(
+            f"state {self.name!r} is only readable while streamwarden runs the processor "
+            "(in process or on_timer)"
+        )
 
     @property
     def expire_after_ms(self) -> int | None:
@@ -147,7 +146,36 @@ class StateDeclaration:
         return (*_as_tuple(entry.value, self.fields), entry.written_ms)
 
     def decode(self, row: tuple[Any, ...]) -> Entry:
-        return Entry(_as_value(row[:-1], self.fields), int(row[-1]))
+        return Entry(_as_value(_aware(row[:-1], self._times), self.fields), int(row[-1]))
+
+    def as_read(self, value: Any) -> Any:
+        """A value being written as a read gives it back, within the call as after it was
+        stored: one field's value, or a Row of the fields."""
+        if self._one_field:
+            return value
+        return _as_value(_as_tuple(value, self.fields), self.fields)
+
+    def key_as_read(self, key: Any) -> Any:
+        return key
+
+    def decode_columns(self, rows: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any], list[int]]:
+        """Stored entries as columns: map keys (none for a value or list), values, write times."""
+        if self._times:  # Spark hands a stored TIMESTAMP back without its zone
+            rows = [_aware(r, self._times) for r in rows]
+        if self._one_field:
+            values = [r[0] for r in rows]
+        else:
+            values = [_as_value(r[:-1], self.fields) for r in rows]
+        return [], values, [int(r[-1]) for r in rows]
+
+    def encode_columns(
+        self, keys: list[Any], values: list[Any], written: list[int]
+    ) -> list[tuple[Any, ...]]:
+        """Columns of entries as stored rows (``keys`` empty but for a map)."""
+        if self._one_field:
+            return list(zip(values, written, strict=True))
+        fields = self.fields
+        return [(*_as_tuple(v, fields), w) for v, w in zip(values, written, strict=True)]
 
     def view(self, clock: Clock, load: Callable[[], list[tuple[Any, ...]]]) -> StateView:
         raise NotImplementedError
@@ -251,224 +279,29 @@ class MapState(StateDeclaration):
     def decode(self, row: tuple[Any, ...]) -> Entry:
         n = len(self.key_fields.fields)
         entry = super().decode(row[n:])
-        entry.key = _as_value(row[:n], self.key_fields)
+        entry.key = _as_value(_aware(row[:n], _timestamps(self.key_fields)), self.key_fields)
         return entry
+
+    def key_as_read(self, key: Any) -> Any:
+        if len(self.key_fields.fields) == 1:
+            return key
+        return _as_value(_as_tuple(key, self.key_fields), self.key_fields)
+
+    def decode_columns(self, rows: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any], list[int]]:
+        n = len(self.key_fields.fields)
+        _, values, written = super().decode_columns([r[n:] for r in rows])
+        times = _timestamps(self.key_fields)
+        return [_as_value(_aware(r[:n], times), self.key_fields) for r in rows], values, written
+
+    def encode_columns(
+        self, keys: list[Any], values: list[Any], written: list[int]
+    ) -> list[tuple[Any, ...]]:
+        stored = super().encode_columns([], values, written)
+        kf = self.key_fields
+        return [(*_as_tuple(k, kf), *row) for k, row in zip(keys, stored, strict=True)]
 
     def view(self, clock: Clock, load: Callable[[], list[tuple[Any, ...]]]) -> MapView:
         return MapView(self, clock, load)
-
-
-@dataclass
-class Clock:
-    """The event time of what the processor is working on (the event being processed, or the
-    timer), and the watermark: entries past their deadline before it can be dropped, as no
-    event that is not late can see them."""
-
-    now_ms: int
-    watermark_ms: int
-    #: Set when a write was refused at a cap with ``when_full = "dead_letter"``.
-    capped: str | None = None
-
-
-class StateView:
-    """A state of one key while the processor runs: its entries, loaded on first use."""
-
-    def __init__(
-        self,
-        declaration: StateDeclaration,
-        clock: Clock,
-        load: Callable[[], list[tuple[Any, ...]]],
-    ) -> None:
-        self._declaration = declaration
-        self._clock = clock
-        self._load = load
-        self._entries: list[Entry] | None = None
-        #: The latest deadline of the entries as loaded (None: not loaded, or none expire).
-        self._loaded_deadline: int | None = None
-        #: Changed since it was loaded: the guard writes it back.
-        self.dirty = False
-
-    @property
-    def name(self) -> str:
-        return self._declaration.name
-
-    @property
-    def entries(self) -> list[Entry]:
-        if self._entries is None:
-            self._entries = [self._declaration.decode(row) for row in self._load()]
-            self._loaded_deadline = self.deadline_ms()
-        return self._entries
-
-    def loaded_deadline_ms(self) -> int | None:
-        """The latest deadline of the entries as they were loaded (loading them now if the
-        call did not)."""
-        _ = self.entries
-        return self._loaded_deadline
-
-    @property
-    def loaded(self) -> bool:
-        return self._entries is not None
-
-    def _visible(self, entry: Entry) -> bool:
-        ttl = self._declaration.expire_after_ms
-        return ttl is None or self._clock.now_ms <= entry.written_ms + ttl
-
-    def _live(self) -> list[Entry]:
-        return [e for e in self.entries if self._visible(e)]
-
-    def _prune(self) -> None:
-        """Drops the entries no event that is not late can see any more."""
-        ttl = self._declaration.expire_after_ms
-        if ttl is None:
-            return
-        kept = [e for e in self.entries if e.written_ms + ttl >= self._clock.watermark_ms]
-        if len(kept) != len(self.entries):
-            self._entries = kept
-            self.dirty = True
-
-    def _fits(self, adding: Entry, replacing: Entry | None = None) -> bool:
-        """Makes room for ``adding`` as ``when_full`` says; False if the write is refused."""
-        d = self._declaration
-        self._prune()
-        live = [e for e in self._live() if e is not replacing]
-        while _over(d, live, adding):
-            if d.when_full == "dead_letter" or not live:
-                self._clock.capped = (
-                    f"state {d.name!r} is full ({_limits(d)}) and when_full is "
-                    f"{d.when_full!r}: the write was refused"
-                )
-                return False
-            oldest = min(live, key=lambda e: e.written_ms)
-            live.remove(oldest)
-            self.entries.remove(oldest)
-        return True
-
-    def _written(self, value: Any, key: Any = None) -> Entry:
-        return Entry(value, self._clock.now_ms, key)
-
-    def deadline_ms(self) -> int | None:
-        """When the last of its entries expires (None: it has none that expire)."""
-        ttl = self._declaration.expire_after_ms
-        if ttl is None or not self.entries:
-            return None
-        return max(e.written_ms for e in self.entries) + ttl
-
-    def stored(self) -> list[tuple[Any, ...]]:
-        return [self._declaration.encode(e) for e in self.entries]
-
-    def purge(self) -> None:
-        """Drops what has expired before the watermark (a timer's work)."""
-        self._prune()
-
-
-class ValueView(StateView):
-    def get(self) -> Any:
-        """The value, or None if none was set (or it expired for the event being processed)."""
-        live = self._live()
-        return live[-1].value if live else None
-
-    def set(self, value: Any) -> None:
-        entry = self._written(value)
-        current = self.entries[-1] if self.entries else None
-        if self._fits(entry, replacing=current):
-            self._entries = [entry]
-            self.dirty = True
-
-    def clear(self) -> None:
-        if self.entries:
-            self._entries = []
-            self.dirty = True
-
-
-class ListView(StateView):
-    def get(self) -> list[Any]:
-        """The values, oldest first, that the event being processed can see."""
-        return [e.value for e in self._live()]
-
-    def append(self, value: Any) -> None:
-        entry = self._written(value)
-        if self._fits(entry):
-            self.entries.append(entry)
-            self.dirty = True
-
-    def set(self, values: list[Any]) -> None:
-        """Replaces the list (each value written now)."""
-        self._entries = []
-        self.dirty = True
-        for value in values:
-            self.append(value)
-
-    def clear(self) -> None:
-        if self.entries:
-            self._entries = []
-            self.dirty = True
-
-    def __len__(self) -> int:
-        return len(self._live())
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.get())
-
-
-class MapView(StateView):
-    def get(self, key: Any, default: Any = None) -> Any:
-        for e in self._live():
-            if e.key == key:
-                return e.value
-        return default
-
-    def set(self, key: Any, value: Any) -> None:
-        entry = self._written(value, key)
-        old = next((e for e in self.entries if e.key == key), None)
-        if self._fits(entry, replacing=old):
-            if old is not None and old in self.entries:
-                self.entries.remove(old)
-            self.entries.append(entry)
-            self.dirty = True
-
-    def remove(self, key: Any) -> None:
-        kept = [e for e in self.entries if e.key != key]
-        if len(kept) != len(self.entries):
-            self._entries = kept
-            self.dirty = True
-
-    def clear(self) -> None:
-        if self.entries:
-            self._entries = []
-            self.dirty = True
-
-    def items(self) -> list[tuple[Any, Any]]:
-        return [(e.key, e.value) for e in self._live()]
-
-    def keys(self) -> list[Any]:
-        return [e.key for e in self._live()]
-
-    def values(self) -> list[Any]:
-        return [e.value for e in self._live()]
-
-    def __contains__(self, key: object) -> bool:
-        return any(e.key == key for e in self._live())
-
-    def __len__(self) -> int:
-        return len(self._live())
-
-
-def _over(d: StateDeclaration, live: list[Entry], adding: Entry) -> bool:
-    if d.max_items is not None and len(live) + 1 > d.max_items:
-        return True
-    if d.max_bytes is not None:
-        return sum(_size(e) for e in (*live, adding)) > d.max_bytes
-    return False
-
-
-def _size(entry: Entry) -> int:
-    """The bytes an entry weighs toward ``max_bytes`` (its pickled value and key)."""
-    return len(pickle.dumps((entry.key, entry.value), protocol=5))
-
-
-def _limits(d: StateDeclaration) -> str:
-    caps = [f"{c} {getattr(d, c)}" for c in ("max_items", "max_bytes") if getattr(d, c)]
-    return ", ".join(caps)
 
 
 def _fields(ddl: str, what: str) -> T.StructType:
@@ -480,6 +313,24 @@ def _fields(ddl: str, what: str) -> T.StructType:
         return parse_fields(ddl)
     except DdlError as exc:
         raise ConfigError(f"a state's {what} {ddl!r}: {exc}") from None
+
+
+def _timestamps(fields: T.StructType) -> tuple[int, ...]:
+    """The positions of the TIMESTAMP fields among ``fields``."""
+    return tuple(i for i, f in enumerate(fields.fields) if isinstance(f.dataType, T.TimestampType))
+
+
+def _aware(row: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[Any, ...]:
+    """``row`` with its TIMESTAMP values at ``positions`` zoned in UTC, as events' are: Spark
+    gives a stored one back as the worker's local time without a zone."""
+    if not positions:
+        return row
+    values = list(row)
+    for i in positions:
+        value = values[i]
+        if isinstance(value, datetime) and value.tzinfo is None:
+            values[i] = value.astimezone(UTC)
+    return tuple(values)
 
 
 def _as_tuple(value: Any, fields: T.StructType) -> tuple[Any, ...]:
