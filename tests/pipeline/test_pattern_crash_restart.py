@@ -7,6 +7,8 @@ import subprocess
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from streamwarden.config import load_config
 from streamwarden.local.generator import TrafficSpec, generate_traffic
 from streamwarden.pipeline import Pipeline
@@ -80,6 +82,8 @@ def outputs(spark, root: Path) -> dict[str, list[tuple[object, ...]]]:
     }
 
 
+@pytest.mark.soak  # fault injection (a JVM killed and another started); the default run kills
+# sessions in test_crash_restart
 def test_a_killed_pattern_run_resumes_to_the_output_of_an_uninterrupted_run(spark, workdir):
     reference, crashed = workdir / "reference", workdir / "crashed"
     for root in (reference, crashed):
