@@ -50,4 +50,10 @@ def test_each_example_has_its_own_landing_folder():
     assert landings["payments"] == FOLDER / "payments" / "landing"
     assert landings["logins"] == FOLDER / "logins" / "landing"
     for name in EXAMPLES:
-        assert load_config(FOLDER / EXAMPLES[name].config).source.path == (landings[name].resolve())
+        config = load_config(FOLDER / EXAMPLES[name].config)
+        several = config.several
+        if several is None:
+            assert getattr(config.source, "path", None) == landings[name].resolve()
+        else:  # each source in a folder of its own name under the example's landing folder
+            for source, settings in several.named.items():
+                assert getattr(settings, "path", None) == landings[name].resolve() / source

@@ -3,9 +3,9 @@ pipeline on local Spark.
 
 The pageview variants live in :mod:`streamwarden.local.demo_sessions`,
 :mod:`streamwarden.local.demo_patterns` and :mod:`streamwarden.local.demo_kafka`; the other
-examples' demo (``--example payments``, ``--example logins``: the example's own config over its
-generated data) in :mod:`streamwarden.local.examples.demo`. They are loaded (with Spark) only
-when the demo runs.
+examples' demo (``--example payments``, ``logins``, ``alerts``, ``windows``, ``refunds``: the
+example's own config over its generated data, two landing folders for ``refunds``) in
+:mod:`streamwarden.local.examples.demo`. They are loaded (with Spark) only when the demo runs.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 The demo generates its own data; this command writes the same kind into any landing folder, so
 that ``streamwarden run`` on a config of your own or an example has something to read:
 pageviews (the default; ``examples/pageviews.toml``), or with ``--example`` the data of another
-example (``payments``, ``logins``), by default into that example's own landing folder (its
-config's ``[source] path``). Spark's file source reads a file name once, and skips files older
+example (``payments``, ``logins``, ``alerts``, ``windows``, ``refunds``), by default into that
+example's own landing folder (its config's ``[source] path``; for ``refunds``, which reads two
+sources, the folder holding both). Spark's file source reads a file name once, and skips files older
 than the ones it has seen; a pipeline drops events behind its watermark. So each call continues
 where the last one stopped, as recorded in ``.streamwarden-generate.json`` in the folder (a
 dot-file, which Spark does not read): a new run number in the file names, later modification

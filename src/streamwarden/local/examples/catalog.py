@@ -1,5 +1,7 @@
 """The examples as the command line offers them: their configs in ``examples/``, their own
-landing folders (as each config's ``[source] path`` says), and their generators.
+landing folders (as each config's ``[source] path`` says; for an example reading several
+sources, the folder holding one landing folder per source, ``<landing>/<source name>``, as its
+``[sources.<name>] path`` say), and their generators.
 
 ``examples/`` is the one of the current folder when it holds the example configs (a checkout's
 root, where the README's commands run), else the one of the checkout this package runs from.
@@ -50,6 +52,16 @@ EXAMPLES = {
         "payment_alerts.toml",
         "card payments of accounts, a Python processor alerting on outsized ones",
     ),
+    "windows": Example(
+        "windows",
+        "merchant_windows.toml",
+        "card payments counted and summed per merchant in 5-minute windows",
+    ),
+    "refunds": Example(
+        "refunds",
+        "refunds_join.toml",
+        "card payments joined with their refunds within 2 hours (two sources)",
+    ),
 }
 
 
@@ -82,16 +94,20 @@ def examples_folder() -> Path:
 
 
 def example_landing(name: str, examples: Path | None = None) -> Path:
-    """The landing folder example ``name``'s config reads: its ``[source] path``, against
-    ``examples`` (:func:`examples_folder` by default)."""
+    """The landing folder example ``name``'s config reads: its ``[source] path``, or the
+    folder of its ``[sources.<name>] path``, against ``examples`` (:func:`examples_folder` by
+    default)."""
     folder = examples or examples_folder()
     path = folder / EXAMPLES[name].config
     try:
-        source = tomllib.loads(path.read_text(encoding="utf-8")).get("source", {})
-        landing = str(source["path"])
-    except (OSError, tomllib.TOMLDecodeError, KeyError, AttributeError) as exc:
+        config = tomllib.loads(path.read_text(encoding="utf-8"))
+        if "sources" in config:
+            landings = {Path(str(s["path"])).parent for s in config["sources"].values()}
+            (landing,) = landings  # the generator writes <landing>/<source name>
+            return folder / landing
+        return folder / str(config["source"]["path"])
+    except (OSError, tomllib.TOMLDecodeError, KeyError, AttributeError, ValueError) as exc:
         raise UsageError(f"cannot read the landing folder of {str(path)!r}: {exc}") from None
-    return folder / landing
 
 
 def generate_example(
@@ -105,12 +121,13 @@ def generate_example(
     file_prefix: str | None = None,
     mtime_after: float = 0.0,
 ) -> GeneratedExample:
-    """Writes the data of example ``payments`` (or ``alerts``, over payments) or ``logins``
-    into ``landing``: ``size``
-    accounts or users in ``files`` files from ``start`` (the generator's defaults where None).
+    """Writes the data of example ``payments`` (or ``alerts`` and ``windows``, over payments),
+    ``logins`` or ``refunds`` (into ``landing/payments`` and ``landing/refunds``) into
+    ``landing``: ``size`` accounts or users in ``files`` files from ``start`` (the
+    generator's defaults where None).
     (The pageview generator has options of its own: :mod:`streamwarden.local.generator`.)"""
     prefix = file_prefix or name
-    if name in ("payments", "alerts"):  # the alerts example reads payments
+    if name in ("payments", "alerts", "windows"):  # alerts and windows read payments
         from streamwarden.local.examples.payments import PaymentsSpec, generate_payments
 
         payments = PaymentsSpec(
@@ -130,4 +147,14 @@ def generate_example(
             start=start or LoginsSpec.start,
         )
         return generate_logins(logins, landing, file_prefix=prefix, mtime_after=mtime_after)
+    if name == "refunds":
+        from streamwarden.local.examples.refunds import RefundsSpec, generate_refunds
+
+        refunds = RefundsSpec(
+            accounts=size or RefundsSpec.accounts,
+            files=files or RefundsSpec.files,
+            seed=seed,
+            start=start or RefundsSpec.start,
+        )
+        return generate_refunds(refunds, landing, file_prefix=prefix, mtime_after=mtime_after)
     raise UsageError(f"no generator of example {name!r} here; pageviews has its own")
