@@ -97,7 +97,7 @@ class SparkConfig(Strict):
     ``shared_storage`` declares that every folder of the config (checkpoint, landing, sinks)
     is on a POSIX mount that the driver and every executor see at the same path: what a
     cluster master needs, since executors write state and outputs there (``doctor`` refuses a
-    cluster master without it; README "Running on a cluster")."""
+    cluster master without it; docs/cluster.md)."""
 
     master: Annotated[str, AfterValidator(check_master)] = "local[2]"
     shared_storage: bool = False

@@ -23,8 +23,8 @@ class ProgressPrinter:
     them: sessions out, or matches and timeouts out).
 
     ``in`` counts the records read from the pipeline's source: the idle and drain ticks that
-    move event time forward are read by the same query, but they are not input records (README,
-    "Ticks are not input records"). The watermark is ``-`` until the query has one; Spark
+    move event time forward are read by the same query, but they are not input records
+    (docs/concepts/accounting.md). The watermark is ``-`` until the query has one; Spark
     reports the epoch (1970-01-01) then, and the progress log records ``null``. A Kafka
     source adds its lag per topic partition (records behind the latest offset).
     """
@@ -56,7 +56,7 @@ class ProgressPrinter:
             else ""
         )
         if skipped := offsets_skipped(progress):
-            behind += f" | {skipped:,} offsets skipped (deleted before read, or markers)"
+            behind += f" | {skipped:,} offsets skipped (deleted or remade before read, or markers)"
         print(
             f"batch {progress['batchId']:>5} | in {rows:>{COUNT},} | {outputs} "
             f"| dead letters +{dead:<{COUNT},} | state rows {state:>{COUNT},} "

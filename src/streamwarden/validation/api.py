@@ -63,7 +63,7 @@ def validate(
     """Reads each record of ``records`` (one JSON object per row, in a string or binary column
     named ``raw`` or ``value``, as ``spark.readStream.text`` gives) into ``schema``'s fields and
     checks it, as a pipeline does: nothing is coerced, and every record is either an event or
-    a dead letter with a reason (see the reasons table in the README). Works on streaming and
+    a dead letter with a reason (docs/concepts/dead-letters.md lists them). Works on streaming and
     batch DataFrames alike.
 
     Example::

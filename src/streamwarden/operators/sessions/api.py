@@ -224,8 +224,8 @@ def sessionize(
     event whose key or time is null is a dead letter (``missing_field``), as is one past a cap.
 
     Sessions keep the key under its own name; every aggregate is exact and does not depend on
-    how events were batched when their times differ (the README's "Session aggregates" gives
-    each function's type and merge rule; ``streamwarden.AGGREGATE_FUNCTIONS`` the same).
+    how events were batched when their times differ (docs/guides/sessions.md gives each
+    function's type and merge rule; ``streamwarden.AGGREGATE_FUNCTIONS`` the same).
 
     A batch DataFrame is refused with a :class:`UsageError`, as are columns it lacks: sessions
     are closed by the watermark, which only a streaming query has. To run the result to sinks
