@@ -25,7 +25,8 @@ After every batch it records:
 
 Bytes and memory do not depend on the machine's load, so these figures are valid on a shared
 machine (the times it also prints are not). Results: ``bench/results/scale-checkpoint-memory.json``
-and a Markdown table (``.md``).
+(``.json.gz`` once longer than about 2,000 lines; ``scale.common.save``) and a Markdown table
+(``.md``).
 """
 
 from __future__ import annotations

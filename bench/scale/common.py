@@ -4,6 +4,7 @@ per subprocess, the parts of StreamingQueryProgress they read, medians and resul
 from __future__ import annotations
 
 import contextlib
+import gzip
 import http.client
 import json
 import os
@@ -172,12 +173,47 @@ def run_json(
     return result
 
 
+#: A results document longer than this (characters of JSON, about 2,000 lines) is written
+#: gzip-compressed, as NAME.json.gz: the per-batch figures of a long run are megabytes of JSON
+#: (the summary of such a run is its NAME.md); a shorter one is written as plain NAME.json.
+COMPRESS_ABOVE = 50_000
+
+
+def results_file(name: str) -> Path | None:
+    """bench/results/NAME.json, or NAME.json.gz where the plain file is absent; None if neither."""
+    for path in (RESULTS / f"{name}.json", RESULTS / f"{name}.json.gz"):
+        if path.exists():
+            return path
+    return None
+
+
+def load(name: str) -> dict[str, Any]:
+    """The results document NAME, from NAME.json or (where that is absent) NAME.json.gz."""
+    path = results_file(name)
+    if path is None:
+        raise FileNotFoundError(f"no {RESULTS / name}.json or .json.gz")
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            document: dict[str, Any] = json.load(f)
+        return document
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
 def save(name: str, document: dict[str, Any]) -> Path:
-    """Writes bench/results/NAME.json."""
+    """Writes bench/results/NAME.json, or NAME.json.gz (gzip -9, no timestamp: the same document
+    gives the same bytes) if longer than ``COMPRESS_ABOVE``, and removes the other one, so that
+    ``load`` never reads a stale file."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps(document, indent=2, default=str))
-    return path
+    text = json.dumps(document, indent=2, default=str)
+    plain, packed = RESULTS / f"{name}.json", RESULTS / f"{name}.json.gz"
+    if len(text) > COMPRESS_ABOVE:
+        packed.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+        plain.unlink(missing_ok=True)
+        return packed
+    plain.write_text(text, encoding="utf-8")
+    packed.unlink(missing_ok=True)
+    return plain
 
 
 def proc_memory(pid: int) -> dict[str, int]:

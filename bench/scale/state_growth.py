@@ -32,7 +32,7 @@ traffic alternates pages 1, 2 per key, so about half the keys hold a partial mat
                       ``CEP_ROCKSDB_CONF``); only when named in ``--engines``, and with
                       ``--flink-sample-steady-events``: at 0.3-0.4 ms per event a
                       two-job run takes 15 minutes per job at 10k keys, and the warm-up of
-                      1M keys alone 18 minutes (BENCHMARKS.md, "Q1 on 2026-11-27")
+                      1M keys alone 18 minutes (bench/notes/scale.md, "Q1 on 2026-11-27")
 
 The measured batches are the last quarter of the steady ones, and at least one deadline-timer
 cycle (30 minutes of event time, ``CYCLE``); the steady phase is made long enough (at 1M keys
@@ -72,8 +72,9 @@ and 8 steady batches (40k events) gave Flink per-batch figures within its noise 
 Per (engine, N), the per-batch times over the batch sizes are fitted with ``time = a + b*rows``:
 ``a`` is the fixed cost of a micro-batch at that state size, ``b`` the cost per input row.
 
-Results: ``bench/results/scale-state-growth[-patterns].json``, a Markdown table printed (and
-written to ``.md`` beside it) and a plot (``.png``, matplotlib).
+Results: ``bench/results/scale-state-growth[-patterns].json`` (``.json.gz`` once longer than
+about 2,000 lines: every batch of every run; ``scale.common.save``), a Markdown table printed
+(and written to ``.md`` beside it: the summary) and a plot (``.png``, matplotlib).
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ from scale.common import (
     flink_jvm_env,
     gc_summary,
     last_quarter_median,
+    load,
+    results_file,
     run_json,
     save,
     tail_mean,
@@ -528,9 +531,8 @@ def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
     """Runs every (N, B, engine) point, saving the results file after each one, so a run that is
     stopped keeps what it measured; with ``--resume`` the points already in the file are kept
     and not run again."""
-    saved = RESULTS / f"{name}.json"
     results: list[dict[str, Any]] = (
-        json.loads(saved.read_text())["results"] if args.resume and saved.exists() else []
+        load(name)["results"] if args.resume and results_file(name) is not None else []
     )
     done = {(r["keys"], r["batch_events"], r["engine"]) for r in results}
     document: dict[str, Any] = {
@@ -792,7 +794,7 @@ def merged(name: str) -> list[dict[str, Any]]:
     """The results of the results file ``name``, each engine named apart for the tables and the
     plot: ``ENGINE, heap warm-up`` for Flink RocksDB points measured on a state carried from a
     heap warm-up (``--flink-warmup-on-heap``), ``ENGINE (name)`` otherwise."""
-    results = json.loads((RESULTS / f"{name}.json").read_text())["results"]
+    results = load(name)["results"]
     for r in results:
         heap = "heap warm-up" in r["summary"].get("method", "")
         r["engine"] = f"{r['engine']}, heap warm-up" if heap else f"{r['engine']} ({name})"
@@ -809,7 +811,7 @@ def main() -> None:
         return
     name = args.name or "scale-state-growth" + ("-patterns" if args.workload == "patterns" else "")
     if args.report_only:
-        document = json.loads((RESULTS / f"{name}.json").read_text())
+        document = load(name)
     else:
         document = measure(args, name)
         save(name, document)
