@@ -340,7 +340,7 @@ def check_state_store(config: PipelineConfig) -> list[Finding]:
                 "state-growth (leak) alarm, the state-row figures of the progress lines, status, "
                 "report and Prometheus, and the state-row skew check all see nothing",
                 f"remove {TRACK_STATE_ROWS} from spark.conf; turning it off saves one RocksDB "
-                "read per state write (see BENCHMARKS.md), at the price of that blindness",
+                "read per state write (see bench/notes/scale.md), at the price of that blindness",
                 "unwatched-trends",
             )
         )

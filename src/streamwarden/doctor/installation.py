@@ -33,7 +33,7 @@ def check_class_archive(config: PipelineConfig) -> list[Finding]:
     """A warning when no class archive was made for the Java and class path this config's
     driver starts with (``spark/class_archive.py``): every start then loads Spark's classes
     from its jars, about 7 s more (a sessions pipeline's first batch in 23 s instead of 16,
-    BENCHMARKS.md "Start time")."""
+    bench/notes/scale.md, "Start time")."""
     archive = archive_of(config)
     if archive is None or archive.is_file():
         return []

@@ -9,7 +9,7 @@ included. RocksDB's memory is bounded only with ``boundedMemoryUsage``; then
 The overhead must also hold the JVM's own native memory (metaspace, code cache, thread stacks,
 direct buffers, the allocator's arenas): ``bench/scale/checkpoint_memory.py`` measured about
 420 MiB of it beside RocksDB's at 1M keys (614 MiB native, RocksDB 195 MiB of it), so the
-default 384 MiB overhead cannot hold even that, let alone RocksDB's cap (BENCHMARKS.md, Scale).
+default 384 MiB overhead cannot hold even that, let alone RocksDB's cap (bench/notes/scale.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ MIB = 2**20
 _MIN_OVERHEAD = 384 * MIB
 #: What the JVM itself keeps outside its heap while running a stateful query, which the overhead
 #: must hold besides RocksDB's cap: measured up to 587 MiB at 1M keys (resident set minus the
-#: committed heap minus RocksDB's own figure, per batch; BENCHMARKS.md "Q4"), rounded up.
+#: committed heap minus RocksDB's own figure, per batch; bench/notes/scale.md "Q4"), rounded up.
 JVM_NATIVE = 640 * MIB
 _ROCKSDB = "spark.sql.streaming.stateStore.rocksdb."
 

@@ -25,7 +25,7 @@ batch id) and, where the row has one, ``streamwarden-id``: the idempotence key,
 them (``session_id:revision``), or the row's ``match_id``.
 
 The price: the rows of a batch pass through the driver, so this sink's throughput is the
-driver's producer's (see BENCHMARKS.md), not the executors'.
+driver's producer's (see bench/notes/kafka.md), not the executors'.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ start instead of searched for in 277 jars and parsed again.
 A start of ``streamwarden run`` spends much of its time loading classes (JDK Flight Recorder:
 class lookups in jars were the most sampled frames). Java's application class-data sharing
 (CDS) maps them from an archive instead: with one, a sessions pipeline commits its first batch
-in 16.1 s instead of 23.2 (BENCHMARKS.md "Start time").
+in 16.1 s instead of 23.2 (bench/notes/scale.md, "Start time").
 
 The archive is made once per installation, by ``make setup`` or
 ``python -m streamwarden.cli.class_archive`` (``cli/class_archive.py``): a small sessions run

@@ -80,7 +80,7 @@ LOCAL_FILES: Mapping[str, str] = {
 #: new files late). With fast batches the folder held 10 minutes of them: 4,376 files (with
 #: their checksums) at 3 batches per second, and listing it cost 115 of a batch's 327 ms
 #: (``latestOffset``); with 0s a 5k-event batch with no state took 164 ms instead of 264
-#: (BENCHMARKS.md "Scale"). The batches Spark keeps for a restart
+#: (bench/notes/scale.md). The batches Spark keeps for a restart
 #: (``spark.sql.streaming.minBatchesToRetain``) are kept whatever the delay.
 SOURCE_LOG: Mapping[str, str] = {
     "spark.sql.streaming.fileSource.log.cleanupDelay": "0s",
@@ -92,7 +92,7 @@ SOURCE_LOG: Mapping[str, str] = {
 #: queries from its own code and reports their errors in its own words, so those call sites
 #: would only ever name its own lines. Off, building a sessions pipeline's query takes 1,600
 #: round trips instead of 5,900 and half the time, and every start, restart and drain builds
-#: one (BENCHMARKS.md "Start time").
+#: one (bench/notes/scale.md, "Start time").
 QUERY_BUILDING: Mapping[str, str] = {
     "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
