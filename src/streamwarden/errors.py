@@ -27,6 +27,7 @@ __all__ = [
     "QueryStartError",
     "RestartsExhaustedError",
     "SinkError",
+    "SinkTopicGoneError",
     "SourceError",
     "SourceRecordsLostError",
     "StateError",
@@ -68,6 +69,13 @@ class SourceError(StreamwardenError):
 
 class SinkError(StreamwardenError):
     """A sink cannot be written (a broker refused a transaction, a topic is gone)."""
+
+
+class SinkTopicGoneError(SinkError):
+    """A sink's Kafka topic was deleted under the running pipeline. Not restarted: no restart
+    brings the topic back; the message says how to go on."""
+
+    restartable = False
 
 
 class UnreachableError(StreamwardenError):

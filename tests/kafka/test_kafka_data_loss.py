@@ -93,3 +93,72 @@ def test_allowed_a_deleted_range_is_counted_and_reported(spark, kafka_broker, wo
     assert [f.kind for f in findings] == ["offsets_skipped"] and "5 Kafka offsets" in findings[
         0
     ].message
+
+
+def _remade_topic(broker, workdir, spark, old: int, new: int, **source):
+    """A topic read up to offset ``old``, then deleted and made again under the same name with
+    ``new`` records (offsets 0 to ``new - 1``)."""
+    source_topic, sessions, dead = (topic_name(n) for n in ("remade", "sessions", "dead"))
+    for topic in (source_topic, sessions, dead):
+        broker.create_topic(topic)
+    config = kafka_pipeline_config(
+        workdir, broker, {"topics": [source_topic], **source},
+        {"sessions": sessions, "dead_letters": dead},
+    )  # fmt: skip
+    produce(broker, source_topic, [pageview("u1", m) for m in range(old)])
+    Pipeline(config, spark).run(once=True)  # reads offsets 0 to old - 1
+    broker.delete_topic(source_topic)
+    broker.create_topic(source_topic)
+    produce(broker, source_topic, [pageview("u2", m) for m in range(new)])
+    return config
+
+
+def _skips(pipeline) -> tuple[list[int], list[str]]:
+    assert pipeline.monitor is not None
+    skipped = [r.summary.offsets_skipped for r in pipeline.monitor.records]
+    findings = [f.message for r in pipeline.monitor.records for f in r.findings]
+    return skipped, findings
+
+
+def test_a_topic_made_again_under_its_name_has_every_skipped_offset_counted(
+    spark, kafka_broker, workdir
+):
+    # the checkpoint resumes at 10; the new topic holds 0-29: Spark reads 10-29 without a word
+    config = _remade_topic(kafka_broker, workdir, spark, 10, 30, fail_on_data_loss=False)
+    pipeline = Pipeline(config, spark)
+    result = pipeline.run(once=True)
+    assert sum(int(p["numInputRows"]) for p in result.progress) == 20
+    skipped, findings = _skips(pipeline)
+    assert sum(skipped) == 10  # offsets 0-9 of the new topic
+    assert len(findings) == 1 and "10 Kafka offsets" in findings[0]
+
+
+@pytest.mark.soak
+def test_a_topic_made_again_shorter_than_the_checkpoint_has_its_offsets_counted_too(
+    spark, kafka_broker, workdir
+):
+    # the checkpoint resumes at 20; the new topic holds 0-7: Spark starts over at its end
+    config = _remade_topic(kafka_broker, workdir, spark, 20, 8, fail_on_data_loss=False)
+    pipeline = Pipeline(config, spark)
+    pipeline.run(once=True)
+    skipped, _ = _skips(pipeline)
+    assert sum(skipped) == 8
+    produce(kafka_broker, config.source.topics[0], [pageview("u3", m) for m in range(5)])
+    again = Pipeline(config, spark)
+    result = again.run(once=True)  # goes on in the new topic, skipping nothing more
+    assert sum(int(p["numInputRows"]) for p in result.progress) == 5
+    assert sum(_skips(again)[0]) == 0
+
+
+@pytest.mark.soak
+def test_by_default_a_topic_made_again_stops_the_run_saying_what_would_be_skipped(
+    spark, kafka_broker, workdir
+):
+    from streamwarden.errors import SourceRecordsLostError
+
+    config = _remade_topic(kafka_broker, workdir, spark, 10, 30)
+    with pytest.raises(SourceRecordsLostError) as caught:
+        Pipeline(config, spark).run(once=True)
+    message = str(caught.value)
+    assert "deleted and made again" in message and "offsets 0-9" in message
+    assert "fail_on_data_loss = false" in message

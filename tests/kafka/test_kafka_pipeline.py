@@ -127,9 +127,10 @@ def test_the_kafka_timestamp_can_be_the_event_time(spark, kafka_broker, workdir)
     source, sessions, dead = (topic_name(n) for n in ("pageviews", "sessions", "dead"))
     for topic in (source, sessions, dead):
         kafka_broker.create_topic(topic)
-    # the records' own ts says minute 0 for all three; their Kafka timestamps 40 minutes apart
-    lines = [json.dumps({"user_id": "u1", "ts": T0_MS, "page_number": 1})] * 3
-    stamps = [minutes(0), minutes(40), minutes(80)]
+    # the records' own ts says minute 0 for all four; their Kafka timestamps 40 minutes apart,
+    # but the last has Kafka's "no timestamp" (-1, as librdkafka sends it as CreateTime)
+    lines = [json.dumps({"user_id": "u1", "ts": T0_MS, "page_number": 1})] * 4
+    stamps = [minutes(0), minutes(40), minutes(80), -1]
     produce(kafka_broker, source, lines, timestamp_ms=lambda i: stamps[i])
     config = kafka_pipeline_config(
         workdir,
@@ -137,8 +138,13 @@ def test_the_kafka_timestamp_can_be_the_event_time(spark, kafka_broker, workdir)
         {"topics": [source], "event_time": "kafka_timestamp"},
         {"sessions": sessions, "dead_letters": dead},
         sessions={"gap": "30m"},
+        # no earliest time: -1 is refused as "no timestamp", not as a time before 2000
+        validation={"earliest_event_time": "off"},
     )
     Pipeline(config, spark).run(once=True, drain=True)
 
     starts = Counter(r["value"]["session_start"] for r in committed_records(kafka_broker, sessions))
     assert len(starts) == 3  # three sessions: the Kafka timestamps, not the field, decided
+    [letter] = [r["value"] for r in committed_records(kafka_broker, dead)]
+    assert letter["reason"] == "invalid_timestamp"
+    assert "no event time" in letter["detail"] and "offset 3" in letter["detail"]

@@ -1,7 +1,7 @@
 """A monitor watches a stream for months: it keeps the records, findings, failures and errors
 of the newest batches only (``RECENT_BATCHES``), so the driver does not grow by a record per
-batch; the progress log on disk keeps them all. No Spark: the monitor is fed progress as its
-listener would."""
+batch; the progress log on disk keeps them all; what a sink noted while writing a batch is a finding
+of that batch. No Spark: the monitor is fed progress as its listener would."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from streamwarden.monitoring.progress_log import (
     PROGRESS_FILE,
     progress_dir,
     read_failures,
+    read_progress_log,
     read_status,
 )
+from streamwarden.sinks.writer import SinkNote
 from tests.support import kafka_source, progress_of
 
 
@@ -51,3 +53,26 @@ def test_a_monitor_keeps_the_newest_failures_and_its_status_counts_them_all(tmp_
     assert status is not None and status["failures"] == RECENT_BATCHES + 5
     # the progress log on disk keeps every failure
     assert len(read_failures(progress_dir(checkpoint) / PROGRESS_FILE)) == RECENT_BATCHES + 5
+
+
+def test_a_sink_s_note_of_a_batch_is_a_finding_of_that_batch(tmp_path):
+    checkpoint = tmp_path / "checkpoint"
+    monitor = QueryMonitor(None, "q", checkpoint=checkpoint)  # type: ignore[arg-type]
+    note = SinkNote("sink_rows_duplicated", "sessions", 3, "two rows of one key", {"keys": 1})
+    notes = {3: [note]}
+    monitor.sink_notes = lambda batch: notes.pop(batch, [])
+    monitor.on_progress(progress_of(2, []))
+    record = monitor.on_progress(progress_of(3, []))
+
+    [finding] = monitor.findings
+    assert (finding.kind, finding.batch_id, finding.message) == (
+        "sink_rows_duplicated",
+        3,
+        "two rows of one key",
+    )
+    assert finding.details == {"sink": "sessions", "keys": 1}
+    assert finding.see == "docs/failure-modes.md#rows-written-by-others"
+    assert record.findings == [finding]
+    batches = read_progress_log(progress_dir(checkpoint) / PROGRESS_FILE)
+    [logged] = [b for b in batches if b.findings]
+    assert logged.findings[0].kind == "sink_rows_duplicated"

@@ -108,6 +108,17 @@ def test_a_greedy_loop_at_the_end_of_a_pattern_is_refused_as_flink_sql_does(spar
     closed.check()  # a greedy loop followed by a stage is Flink's documented use
 
 
+def test_a_greedy_last_stage_is_refused_by_its_shape_alone_saying_what_to_do() -> None:
+    # no Spark: the rule reads the stages' quantifiers, not their conditions; the engine's
+    # plan refuses it with the same words (FlinkGreedyITCaseTest.testEndWithZeroOrMoreGreedy)
+    for loop in (A.followed_by("b").one_or_more(), A.followed_by("b").times(2, 5)):
+        with pytest.raises(PatternError) as caught:
+            loop.greedy().within(timedelta(minutes=5)).check()
+        message = str(caught.value)
+        assert message.startswith("stage 'b': a greedy loop cannot end a pattern, as in Flink SQL")
+        assert message.endswith("follow it with a stage, or drop greedy()")
+
+
 def test_times_from_zero_makes_the_stage_optional_as_flink_does() -> None:
     stage = A.times(0, 2).stages[0]
     assert (stage.min_times, stage.max_times, stage.optional) == (1, 2, True)

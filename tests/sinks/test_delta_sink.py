@@ -1,6 +1,7 @@
 """The Delta sink, fed batch DataFrames as ``foreachBatch`` feeds it: one commit per batch
 that Delta records under the pipeline's id, replays skipped, sessions kept as their latest
-revision, absorbed sessions deleted, a column the output gains added to the table."""
+revision, absorbed sessions deleted, a column the output gains added to the table, a MERGE that
+changed rows another writer copied in noted."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from streamwarden.operators.sessions.api import DEAD_LETTER_SHAPE, SESSION_SHAPE
 from streamwarden.sinks import delta_log
 from streamwarden.sinks.delta import TXN_APP_ID, TXN_VERSION, DeltaBatchSink
 from streamwarden.sinks.delta_table import DeltaTarget, current_sessions
+from streamwarden.sinks.writer import BatchWriter
 from tests.support import spark_settings
 
 APP = "streamwarden.test.0123456789ab"
@@ -187,3 +189,24 @@ def test_the_last_transaction_is_found_after_the_log_was_checkpointed_and_cleane
     assert "session_id" in (delta_log.columns(path) or [])  # the schema from the checkpoint
     shutil.rmtree(log)
     assert delta_log.last_transaction(path, APP) is None
+
+
+def test_a_merge_that_changes_a_row_another_writer_copied_in_is_noted(spark, workdir):
+    path = workdir / "sessions"
+    sink = sessions_sink(path)
+    writer = BatchWriter([(sink, lambda rows: rows)])
+    writer(spark.createDataFrame([session("a", 0, 2), session("b", 0, 1)], SCHEMA), 0)
+    # someone else copies session a's row into the table: two rows of one session_id
+    copy = spark.read.format("delta").load(str(path)).where("session_id = 'a'")
+    copy.write.format("delta").mode("append").save(str(path))
+    writer(spark.createDataFrame([session("a", 1, 3), session("c", 0, 1)], SCHEMA), 1)
+
+    [note] = writer.notes_of(1)
+    assert (note.kind, note.sink, note.batch_id) == ("sink_rows_duplicated", "sessions", 1)
+    assert (note.details["keys"], note.details["rows_changed"]) == (2, 3)
+    assert "more than one row of some 'session_id'" in note.message
+    assert table_rows(spark, path) == [("a", 1, 3), ("a", 1, 3), ("b", 0, 1), ("c", 0, 1)]
+    assert writer.notes_of(1) == []  # taken once
+    # a MERGE that changes one row per key notes nothing
+    writer(spark.createDataFrame([session("b", 1, 2)], SCHEMA), 2)
+    assert writer.notes_of(2) == []

@@ -89,11 +89,23 @@ def _run(
 ) -> RunResult:
     from streamwarden.pipeline import Pipeline
     from streamwarden.pipeline.console import ProgressPrinter
+    from streamwarden.pipeline.result import RunResult as Stopped
+    from streamwarden.pipeline.wait_connections import wait_for_connections
     from streamwarden.plan import PipelinePlan
 
     plan = PipelinePlan.of(config)
-    # each with its own error and exit code: a broker down (1), a topic missing (2)...
-    plan.check_connections()
+    # each with its own error and exit code: a broker down (1), a topic missing (2)...; a
+    # continuous run waits for a connection that is down (bounded, one line per attempt)
+    supervisor = config.supervisor
+    if not wait_for_connections(
+        plan.check_connections,
+        limit=None if once else supervisor.wait_for_connections,
+        first_backoff=supervisor.initial_backoff,
+        max_backoff=supervisor.max_backoff,
+        stop=stop,
+        say=lambda line: print(f"waiting: {line}", file=sys.stderr, flush=True),
+    ):
+        return Stopped(stopped=stop.signal_name)  # while waiting: nothing ran
     if doctor:
         preflight(config, config_path)
     # the run takes the checkpoint's lock, then starts Spark (its logs into the log file), then

@@ -159,6 +159,11 @@ class SupervisorConfig(Strict):
     max_backoff: Duration = timedelta(minutes=2)
     jitter: float = Field(default=0.25, ge=0, le=1)
     bisect_after: int = Field(default=3, ge=0)
+    #: How long a continuous run that finds a connection down at start (a Kafka cluster, the
+    #: history database) waits for it, checking again after ``initial_backoff`` doubled up to
+    #: ``max_backoff``, one log line per attempt, before it fails; ``"off"``: fail at once.
+    #: ``--once`` never waits.
+    wait_for_connections: OptionalDuration = timedelta(minutes=10)
 
     @model_validator(mode="after")
     def _backoffs_in_order(self) -> SupervisorConfig:

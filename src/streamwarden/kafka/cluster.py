@@ -19,6 +19,7 @@ __all__ = [
     "matching_topics",
     "partition_offsets",
     "require_topics",
+    "topic_ids",
 ]
 
 #: The broker's own topics, which a consumer subscribed by pattern never reads (Kafka's
@@ -116,6 +117,32 @@ def partition_offsets(
             f"({error_text(exc)}); check that the broker is up and the topics readable"
         ) from None
     return {tp: (low[tp], high[tp]) for tp in low}
+
+
+def topic_ids(client: Mapping[str, str], topics: list[str], timeout_s: float) -> dict[str, str]:
+    """The id of each of ``topics`` that exists (Kafka's topic UUID, new each time a topic is
+    made); :class:`UnreachableError` if the broker does not give them within ``timeout_s``."""
+    from confluent_kafka import KafkaException, TopicCollection
+    from confluent_kafka.admin import AdminClient
+
+    if not topics:
+        return {}
+    settings: dict[str, Any] = {**client, "logger": QUIET}
+    admin = AdminClient(settings)
+    futures = admin.describe_topics(TopicCollection(topics), request_timeout=timeout_s)
+    ids = {}
+    for topic, future in futures.items():
+        try:
+            ids[topic] = str(future.result().topic_id)
+        except KafkaException as exc:
+            if "UNKNOWN_TOPIC" in str(exc).upper() or "Unknown topic" in error_text(exc):
+                continue  # deleted, not (yet) made again
+            servers = client.get("bootstrap.servers", "?")
+            raise UnreachableError(
+                f"Kafka at {servers!r} did not describe topic {topic!r} within {timeout_s:g} s "
+                f"({error_text(exc)}); check that the broker is up and the topic readable"
+            ) from None
+    return ids
 
 
 def error_text(exc: Exception) -> str:

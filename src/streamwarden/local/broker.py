@@ -140,6 +140,27 @@ class LocalBroker(LocalServer):
         self._result(futures[name].result, f"delete topic {name!r}")
         self._wait_for(lambda: self._leaders(name) is None, f"topic {name!r} to be gone")
 
+    def kill(self) -> None:
+        """Ends the broker with SIGKILL, as a crash would, keeping its ports, storage and log
+        for :meth:`restart` (:meth:`stop` still removes them)."""
+        _, process = self._running()
+        _signal_group(process, signal.SIGKILL)
+        process.wait()
+        self._admin = None
+
+    def restart(self) -> LocalBroker:
+        """Starts a :meth:`kill`-ed broker again on the same ports and storage (what it had
+        written survives); returns once it answers clients."""
+        files, process = self._running()
+        if process.poll() is None:
+            raise LocalBrokerError(f"the local broker at {self.bootstrap_servers} still runs")
+        assert self._finalizer is not None
+        self._finalizer.detach()
+        self._process = _launch(java_executable(), os.pathsep.join(broker_jars()), files)
+        self._finalizer = weakref.finalize(self, _shut_down, self._process, files.folder, False)
+        self._wait_until_answering()
+        return self
+
     def stop(self) -> None:
         """Stops the broker (SIGTERM to its process group, SIGKILL if it has not exited within
         the stop timeout) and removes its folder. Does nothing if it is not running."""

@@ -8,7 +8,12 @@ from typing import Any, Literal
 __all__ = ["FAILURE_MODE", "Finding", "FindingKind"]
 
 FindingKind = Literal[
-    "state_growth", "skew", "slow_batch", "state_rows_untracked", "offsets_skipped"
+    "state_growth",
+    "skew",
+    "slow_batch",
+    "state_rows_untracked",
+    "offsets_skipped",
+    "sink_rows_duplicated",
 ]
 
 
@@ -19,6 +24,7 @@ FAILURE_MODE: dict[str, str] = {
     "slow_batch": "slow-work-unexplained",
     "state_rows_untracked": "unwatched-trends",
     "offsets_skipped": "offsets-apart-from-state",
+    "sink_rows_duplicated": "rows-written-by-others",
 }
 
 

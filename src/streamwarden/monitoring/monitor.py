@@ -13,14 +13,14 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pyspark.sql.streaming.listener import StreamingQueryListener
 
 from streamwarden.config.model import MonitoringConfig
 from streamwarden.monitoring.checkpoint_usage import CheckpointMeter
 from streamwarden.monitoring.failures import QueryFailure
-from streamwarden.monitoring.findings import Finding
+from streamwarden.monitoring.findings import FAILURE_MODE, Finding, FindingKind
 from streamwarden.monitoring.leak_alarm import LeakAlarm
 from streamwarden.monitoring.progress_log import (
     PROGRESS_FILE,
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
         QueryTerminatedEvent,
     )
     from pyspark.sql.streaming.query import StreamingQuery
+
+    from streamwarden.sinks.writer import SinkNote
 
 __all__ = ["RECENT_BATCHES", "QueryMonitor", "keep_newest"]
 
@@ -131,6 +133,12 @@ class QueryMonitor:
         self._status: dict[str, Any] = {}
         #: The setting's value while Spark counts no state rows and that is still to be said.
         self._untracked: str | None = None
+        #: The sinks' notes of a batch written (the batch writer's ``notes_of``), each made a
+        #: finding of the batch; set by the runner for each start of the query.
+        self.sink_notes: Callable[[int], list[SinkNote]] | None = None
+        #: Adds to a batch's progress what the source knows that Spark's does not (offsets a
+        #: Kafka topic made again skipped); set by the runner.
+        self.source_account: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -204,6 +212,8 @@ class QueryMonitor:
 
     def on_progress(self, progress: dict[str, Any]) -> BatchRecord:
         """Turns one batch's progress into a record; runs alarms, export and the log."""
+        if self.source_account is not None:
+            progress = self.source_account(progress)
         summary = BatchSummary.from_progress(progress)
         usage = None if self._meter is None else self._meter.measure(summary.batch_id)
         loads = (
@@ -216,6 +226,8 @@ class QueryMonitor:
             findings.append(slow)
         if summary.offsets_skipped:
             findings.append(_skipped_finding(summary.batch_id, summary.offsets_skipped))
+        if self.sink_notes is not None:
+            findings += [_note_finding(n) for n in self.sink_notes(summary.batch_id)]
         if self._untracked is not None and summary.operators:
             findings.append(_untracked_finding(summary.batch_id, self._untracked))
             self._untracked = None
@@ -259,10 +271,21 @@ def _skipped_finding(batch_id: int, skipped: int) -> Finding:
         "offsets_skipped",
         batch_id,
         f"the batch read past {skipped} Kafka offsets that held no record: records deleted by "
-        "retention before the pipeline read them (allowed by source.fail_on_data_loss = "
+        "retention before the pipeline read them, or a topic deleted and made again whose "
+        "offsets started over (allowed by source.fail_on_data_loss = "
         "false), or the markers of a transactional producer; if the topic is not written "
         "transactionally, these records are lost: read faster, or keep them longer",
         details={"offsets": skipped},
+    )
+
+
+def _note_finding(note: SinkNote) -> Finding:
+    assert note.kind in FAILURE_MODE, note.kind  # a sink notes only kinds of finding
+    return Finding(
+        cast(FindingKind, note.kind),
+        note.batch_id,
+        note.message,
+        details={"sink": note.sink, **note.details},
     )
 
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from streamwarden.operators.observed import observed_dead_letters
+from streamwarden.sources.base import SKIPPED_METRIC
 
 __all__ = ["BatchSummary", "OperatorSummary", "epoch_ms"]
 
@@ -155,15 +156,31 @@ def source_lag(progress: dict[str, Any]) -> dict[str, int]:
 
 def offsets_skipped(progress: dict[str, Any]) -> int:
     """For sources with offsets per partition: offsets the batch covered minus the records it
-    read (0 for any other source)."""
+    read, plus, for a partition whose end is below its start (its topic made again, its offsets
+    started over), every offset below the end, plus what the source counted itself
+    (:data:`SKIPPED_METRIC`); 0 for any other source."""
     skipped = 0
     for source in progress.get("sources") or []:
         start, end = _partitions(source.get("startOffset")), _partitions(source.get("endOffset"))
+        skipped += _metric(source.get("metrics"), SKIPPED_METRIC)
         if not end:
             continue
-        covered = sum(offset - start.get(where, offset) for where, offset in end.items())
+        covered = 0
+        for where, offset in end.items():
+            begin = start.get(where, offset)
+            if offset < begin:
+                skipped += offset  # started over: Spark read none of the new offsets below
+            else:
+                covered += offset - begin
         skipped += max(covered - int(source.get("numInputRows") or 0), 0)
     return skipped
+
+
+def _metric(metrics: Any, name: str) -> int:
+    try:
+        return int((metrics or {}).get(name) or 0)
+    except (TypeError, ValueError, AttributeError):
+        return 0
 
 
 def _partitions(offsets: Any) -> dict[str, int]:

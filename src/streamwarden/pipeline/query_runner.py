@@ -179,6 +179,10 @@ class QueryRunner:
     def after_batch(self) -> None:
         """The input's upkeep after each batch."""
 
+    def account(self, progress: dict[str, Any]) -> dict[str, Any]:
+        """A batch's progress as reported, with what the input knows that Spark's does not."""
+        return progress
+
     def failure_error(self, cause: str) -> type[PipelineError]:
         """The error a failed query raises, which decides whether the supervisor restarts."""
         return PipelineError
@@ -239,6 +243,9 @@ class QueryRunner:
         settings = self._settings
         step = self.build_step()
         self._writer = step.writer
+        if self.monitor is not None:  # what the sinks note of a batch is a finding of it
+            self.monitor.sink_notes = step.writer.notes_of
+            self.monitor.source_account = self.account
         stream = (
             step.output.writeStream.queryName(settings.name)
             .foreachBatch(step.writer)
@@ -461,6 +468,13 @@ class QueryRunner:
         if exc is not None:
             message = java_message(exc)
             cause = (self._writer.failure if self._writer else None) or message
+            known = self._writer.error if self._writer else None
+            if isinstance(known, StreamwardenError) and not known.restartable:
+                # the part that failed knows a restart cannot help, and says what can
+                raise type(known)(
+                    f"pipeline {self._settings.name!r} failed: {cause}; the full trace is in "
+                    "the Spark log"
+                )
             raise self.failure_error(cause)(self._failure(message))
         return result
 
@@ -482,10 +496,11 @@ class QueryRunner:
         ticker: IdleTicker | None,
     ) -> int:
         """Records the batches completed since batch ``seen``; returns the last one."""
-        for progress in query.recentProgress:
-            if progress["batchId"] <= seen or not executed(progress):
+        for reported in query.recentProgress:
+            if reported["batchId"] <= seen or not executed(reported):
                 continue
-            seen = progress["batchId"]
+            seen = reported["batchId"]
+            progress = self.account(reported)
             stats = self.stats_from_progress(progress)
             result.add(progress, stats)
             user_rows = user_input_rows(progress, self._settings)

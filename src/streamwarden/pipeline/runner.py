@@ -87,6 +87,9 @@ class Pipeline(QueryRunner):
     def after_batch(self) -> None:
         self.plan.source.after_batch(self.config.source, self.config.context)
 
+    def account(self, progress: dict[str, Any]) -> dict[str, Any]:
+        return self.plan.source.account(self.config.source, self.config.context, progress)
+
     def failure_error(self, cause: str) -> type[PipelineError]:
         """Not restarted when the source explains the failure (records gone from it) or when a
         pattern's ``throw_on_miss`` asked for the stop; a restart would repeat either."""

@@ -12,8 +12,9 @@ per time window and a give-up says why).
 - **Not restarted** (``StreamwardenError.restartable`` is false): config and usage errors,
   a checkpoint of another pipeline or in use by another run, a missing engine, a query Spark
   refuses to start, records gone from the source for good (Kafka retention, a deleted
-  landing file). The same config, checkpoint and code fail the same way again, so the error
-  is reported at once. So is anything that is not a streamwarden error (a bug).
+  landing file, a deleted source topic), a sink's topic deleted. The same config, checkpoint
+  and code fail the same way again, so the error is reported at once, with what to do. So is
+  anything that is not a streamwarden error (a bug).
 - **Backoff**: ``initial_backoff * 2**(n-1)`` for the n-th consecutive failure, capped at
   ``max_backoff``, less a random part of up to ``jitter`` of it; a completed batch resets n.
 - **Budget**: at most ``max_restarts`` restarts within any ``window``; the failure that would

@@ -16,7 +16,10 @@ computing it. A batch without rows makes no commit.
   higher revision and deletes the rows of keys absorbed by a merge, in the same commit. Delta's
   transaction settings for a MERGE are session settings
   (``spark.databricks.delta.write.txnAppId``/``txnVersion``), set for the MERGE and unset after
-  it, failed or not. ``keep = "all"`` appends every revision instead.
+  it, failed or not. ``keep = "all"`` appends every revision instead. A MERGE that changed
+  more rows than the batch has keys found a key with more than one row (a row another writer
+  copied into the table, updated too): the sink notes it, and the run reports it as a finding
+  (``sink_rows_duplicated``).
 
 Tables are partitioned by the date of the output's time column (``session_date`` for sessions)
 unless ``partition_by = "off"``; a column the output gains later is added to the table (schema
@@ -35,6 +38,7 @@ from streamwarden.settings.types import ConfigFolder
 from streamwarden.sinks import delta_log
 from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape
 from streamwarden.sinks.delta_table import DeltaTarget, date_column, require_delta
+from streamwarden.sinks.writer import SinkNote
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -102,6 +106,13 @@ class DeltaBatchSink:
         self.date_column = date_column(shape.time) if partitioned and shape.time else None
         #: The last batch id the table holds (-1: none), read from the log at the first batch.
         self._committed: int | None = None
+        #: What the batches written saw that a person should know, until taken.
+        self._notes: list[SinkNote] = []
+
+    def take_notes(self) -> list[SinkNote]:
+        """The notes of the batches written since the last call (:class:`SinkNote`)."""
+        notes, self._notes = self._notes, []
+        return notes
 
     @staticmethod
     def check(name: str, settings: KindSettings, context: RunContext) -> None:
@@ -219,6 +230,41 @@ class DeltaBatchSink:
         finally:
             spark.conf.unset(TXN_APP_ID)
             spark.conf.unset(TXN_VERSION)
+        self._check_merge(spark, batch_id)
+
+    def _check_merge(self, spark: SparkSession, batch_id: int) -> None:
+        """Notes a MERGE that changed more rows than its batch has keys: each key of the batch
+        is one source row, so a key with two rows in the table (one copied in by another
+        writer) is matched, and changed, twice. Read from the commit's figures in the log."""
+        location = self.target.location(spark)
+        commit = None if location is None else delta_log.newest_commit_of(location, self.app_id)
+        if commit is None or commit.transactions[self.app_id] != batch_id:
+            return
+        figures = commit.metrics
+        keys = figures.get("numSourceRows")
+        changed = sum(
+            figures.get(name, 0)
+            for name in (
+                "numTargetRowsMatchedUpdated",
+                "numTargetRowsMatchedDeleted",
+                "numTargetRowsInserted",
+            )
+        )
+        if keys is None or changed <= keys:
+            return
+        self._notes.append(
+            SinkNote(
+                "sink_rows_duplicated",
+                self.name,
+                batch_id,
+                f"the MERGE of batch {batch_id} into {self.target.describe()} changed {changed} "
+                f"rows for {keys} keys: the table holds more than one row of some "
+                f"'{self.shape.key}' (a row another writer added, such as a copy), and the "
+                "MERGE updated every copy; delete the extra rows, keeping one per key, and let "
+                "only the pipeline write the table",
+                details={"table_version": commit.version, "keys": keys, "rows_changed": changed},
+            )
+        )
 
     def _earliest_date(self, source: DataFrame) -> str | None:
         from pyspark.sql import functions as F

@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-__all__ = ["Commit", "columns", "commit_of", "commits", "last_transaction", "log_dir"]
+__all__ = [
+    "Commit",
+    "columns",
+    "commit_of",
+    "commits",
+    "last_transaction",
+    "log_dir",
+    "newest_commit_of",
+]
 
 _COMMIT = re.compile(r"^(\d{20})\.json$")
 #: ``N.checkpoint.parquet``, a part ``N.checkpoint.i.n.parquet``, or V2 ``N.checkpoint.<uuid>.*``
@@ -46,6 +54,9 @@ class Commit:
     transactions: dict[str, int] = field(default_factory=dict)
     operation: str | None = None
     added: tuple[str, ...] = ()
+    #: The operation's figures (``commitInfo.operationMetrics``: a MERGE's ``numSourceRows``,
+    #: ``numTargetRowsMatchedUpdated``...), as integers.
+    metrics: dict[str, int] = field(default_factory=dict)
 
 
 def commits(table: Path) -> list[Commit]:
@@ -88,6 +99,20 @@ def commit_of(table: Path, app_id: str, version: int) -> int | None:
     return None
 
 
+def newest_commit_of(table: Path, app_id: str) -> Commit | None:
+    """The newest commit that recorded a transaction of ``app_id`` (None: none whose commit
+    file is still in the log), read newest first: cheap right after the application wrote."""
+    folder = log_dir(table)
+    if not folder.is_dir():
+        return None
+    found = sorted((int(m.group(1)), f) for f in folder.iterdir() if (m := _COMMIT.match(f.name)))
+    for number, path in reversed(found):
+        commit = _read_commit(number, path)
+        if app_id in commit.transactions:
+            return commit
+    return None
+
+
 def columns(table: Path) -> list[str] | None:
     """The names of the table's top-level columns, from its latest schema (``metaData``), or
     None when there is no table."""
@@ -112,14 +137,17 @@ def _read_commit(version: int, path: Path) -> Commit:
     transactions: dict[str, int] = {}
     operation = None
     added = []
+    metrics: dict[str, int] = {}
     for action in _json_lines(path):
         if "txn" in action:
             transactions[action["txn"]["appId"]] = int(action["txn"]["version"])
         elif "commitInfo" in action:
             operation = action["commitInfo"].get("operation")
+            figures = action["commitInfo"].get("operationMetrics") or {}
+            metrics = {k: int(v) for k, v in figures.items() if str(v).lstrip("-").isdigit()}
         elif "add" in action:
             added.append(unquote(action["add"]["path"]))
-    return Commit(version, transactions, operation, tuple(added))
+    return Commit(version, transactions, operation, tuple(added), metrics)
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:

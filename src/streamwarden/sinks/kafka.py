@@ -16,6 +16,11 @@ from which the accounting reads the topic back). After a crash:
 
 A batch without rows opens no transaction (its replay has no rows either).
 
+Every call to the broker has a deadline, the sink's ``timeout``: librdkafka is given it, and a
+call that overruns it all the same (``send_offsets_to_transaction`` across a broker restart)
+is left behind: the batch fails with one line naming the sink and the call, the producer is
+dropped, and the next one, fencing it, aborts its transaction before the replayed batch.
+
 Consumers must read with ``isolation.level = read_committed`` (records of aborted transactions
 are then never seen). Each record is a JSON object of the output row, keyed by what the row is
 about (the column :attr:`~streamwarden.sinks.base.OutputShape.record_key` names, such as the
@@ -30,16 +35,20 @@ driver's producer's (see bench/notes/kafka.md), not the executors'.
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
-from streamwarden.errors import SinkError
-from streamwarden.kafka.cluster import QUIET, error_text, require_topics
+from streamwarden.errors import SinkError, SinkTopicGoneError, UnreachableError
+from streamwarden.kafka.cluster import QUIET, error_text, existing_topics, require_topics
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext, pipeline_id
+from streamwarden.settings.types import Duration
 from streamwarden.sinks.base import SINK_KINDS, STANDALONE, OutputShape
 
 if TYPE_CHECKING:
@@ -56,9 +65,21 @@ BATCH_HEADER = "streamwarden-batch"
 ID_HEADER = "streamwarden-id"
 #: The column keying a row's record when its output's shape names none (and the row has it).
 _KEY_COLUMN = "key"
-#: How long one transaction step may wait for the broker before the batch fails (and the
-#: query restarts from its checkpoint).
-_TIMEOUT_S = 60.0
+#: How long past its own timeout a call into librdkafka may run before the sink stops waiting
+#: for it: some calls overrun theirs (``send_offsets_to_transaction`` across a broker restart,
+#: librdkafka issue 5456, blocked for 11 minutes).
+_GRACE_S = 5.0
+
+_LOG = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+class _Overran(Exception):
+    """A call to the broker did not return by its deadline; ``what`` names the call."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
 
 
 class KafkaSinkSettings(KindSettings):
@@ -72,6 +93,10 @@ class KafkaSinkSettings(KindSettings):
     topic: str = Field(min_length=1)
     #: The producer's ``transactional.id``; by default stable for the pipeline and the output.
     transactional_id: str | None = Field(default=None, min_length=1)
+    #: The deadline of every call to the broker while a batch is written (each transaction
+    #: step, a full producer queue): a batch whose call overruns it is abandoned (its
+    #: transaction aborted by a new producer) and written again after a restart.
+    timeout: Duration = timedelta(seconds=60)
 
 
 class KafkaBatchSink:
@@ -86,6 +111,7 @@ class KafkaBatchSink:
         kafka: KafkaConfig,
         transactional_id: str,
         shape: OutputShape = STANDALONE,
+        timeout: timedelta = timedelta(seconds=60),
     ) -> None:
         self.name = name
         self.topic = topic
@@ -93,6 +119,8 @@ class KafkaBatchSink:
         self.transactional_id = transactional_id
         #: What the rows are: a revised output's key and revision make each record's id.
         self.shape = shape
+        #: The deadline of each call to the broker while a batch is written, in seconds.
+        self.timeout_s = timeout.total_seconds()
         self._producer: Producer | None = None
         #: The sink group's identity for ``send_offsets_to_transaction`` (with the producer).
         self._group_metadata: object = None
@@ -138,6 +166,7 @@ class KafkaBatchSink:
             context.require_kafka("a kafka sink"),
             settings.transactional_id or _default_id(context, name),
             shape,
+            settings.timeout,
         )
 
     def write_batch(self, rows: DataFrame, batch_id: int) -> bool:
@@ -160,17 +189,37 @@ class KafkaBatchSink:
                 self._produce(producer, key, value, headers)
             if started:
                 self._commit(producer, batch_id, rows.schema.simpleString())
+        except _Overran as overran:
+            # the stuck call may hold the producer (an abort would wait behind it): a new
+            # producer's init_transactions fences this one and aborts its transaction
+            self._producer = None
+            message = (
+                f"sink {self.name}: batch {batch_id} abandoned: Kafka at "
+                f"{self.kafka.bootstrap_servers!r} did not answer {overran.what} within "
+                f"{self.timeout_s:g} s (the sink's timeout); its transaction is aborted by a new "
+                "producer and the batch is written again when the pipeline restarts"
+            )
+            _LOG.warning(message)
+            raise SinkError(message) from None
         except KafkaException as exc:
-            if started:
-                self._abort(producer)
+            if started and not self._abort(producer):
+                self._producer = None  # a new one aborts the transaction (see above)
+            if self._topic_gone(exc):
+                raise SinkTopicGoneError(
+                    f"sink {self.name}: Kafka topic {self.topic!r} no longer exists (deleted "
+                    f"while the pipeline wrote batch {batch_id}), and no restart brings it "
+                    "back: create it again and run again (the pipeline goes on from its "
+                    f"checkpoint, from batch {batch_id}; what the deleted topic held is gone), "
+                    "or name another topic with a new checkpoint.path"
+                ) from None
             raise SinkError(
                 f"sink {self.name}: batch {batch_id} could not be written to Kafka topic "
                 f"{self.topic!r}: {error_text(exc)}; the batch is written again when the "
                 "pipeline restarts"
             ) from None
         except BaseException:  # the batch's rows failed (a Spark error): no transaction left
-            if started:
-                self._abort(producer)
+            if started and not self._abort(producer):
+                self._producer = None
             raise
         self._committed = batch_id
         return True
@@ -188,6 +237,25 @@ class KafkaBatchSink:
         if not schema:
             return None  # no batch committed yet
         return read_topic(spark, self.kafka, self.topic, schema)
+
+    def _topic_gone(self, exc: Exception) -> bool:
+        """Whether a write failed because the topic is deleted: the broker said "unknown topic"
+        (as it also may for a moment while a topic is made or a broker restarts), and the
+        cluster, asked now, does not have it. Unknown when the cluster does not answer: no."""
+        from confluent_kafka import KafkaError
+
+        error = exc.args[0] if exc.args else None
+        codes = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC)
+        said = (isinstance(error, KafkaError) and error.code() in codes) or (
+            "Unknown topic or partition" in error_text(exc)
+        )
+        if not said:
+            return False
+        try:
+            topics = existing_topics(self.kafka.librdkafka_options(), self.kafka.connect_timeout_s)
+        except UnreachableError:
+            return False
+        return self.topic not in topics
 
     def _ready(self) -> Producer:
         """The transactional producer, started once per process: it fences any earlier
@@ -207,9 +275,16 @@ class KafkaBatchSink:
             }
         )
         try:
-            producer.init_transactions(self.kafka.connect_timeout_s)
+            timeout = self.kafka.connect_timeout_s
+            _within("init_transactions", timeout, lambda: producer.init_transactions(timeout))
             self._committed = self._last_committed(client)
             self._group_metadata = _group_metadata(client, self.transactional_id)
+        except _Overran as overran:
+            raise SinkError(
+                f"sink {self.name}: Kafka at {client['bootstrap.servers']!r} did not answer "
+                f"{overran.what} within {self.kafka.connect_timeout_s:g} s ([kafka] "
+                "connect_timeout_s); the pipeline tries again when it restarts"
+            ) from None
         except Exception as exc:
             raise SinkError(
                 f"sink {self.name}: Kafka at {client['bootstrap.servers']!r} refused the "
@@ -252,21 +327,28 @@ class KafkaBatchSink:
             consumer.close()
 
     def _commit(self, producer: Producer, batch_id: int, schema: str) -> None:
+        """Commits the batch's position and then its transaction, each call under the sink's
+        deadline (:func:`_within`)."""
         from confluent_kafka import TopicPartition
 
-        producer.send_offsets_to_transaction(
-            [TopicPartition(self.topic, 0, batch_id + 1, metadata=schema)],
-            self._group_metadata,
-            _TIMEOUT_S,
+        timeout = self.timeout_s
+        position = [TopicPartition(self.topic, 0, batch_id + 1, metadata=schema)]
+        _within(
+            "send_offsets_to_transaction",
+            timeout,
+            lambda: producer.send_offsets_to_transaction(position, self._group_metadata, timeout),
         )
-        producer.commit_transaction(_TIMEOUT_S)
+        _within("commit_transaction", timeout, lambda: producer.commit_transaction(timeout))
 
-    @staticmethod
-    def _abort(producer: Producer) -> None:
+    def _abort(self, producer: Producer) -> bool:
+        """Aborts the open transaction; False if that failed or overran (then only a new
+        producer, fencing this one, can abort it)."""
+        timeout = self.timeout_s
         try:
-            producer.abort_transaction(_TIMEOUT_S)
-        except Exception:  # the batch fails anyway; a new producer aborts it on restart
-            return
+            _within("abort_transaction", timeout, lambda: producer.abort_transaction(timeout))
+        except Exception:  # the batch fails anyway
+            return False
+        return True
 
     def _produce(
         self,
@@ -275,6 +357,7 @@ class KafkaBatchSink:
         value: str,
         headers: list[tuple[str, str | bytes | None]],
     ) -> None:
+        deadline = time.monotonic() + self.timeout_s
         while True:
             try:
                 producer.produce(
@@ -286,7 +369,32 @@ class KafkaBatchSink:
                 producer.poll(0)
                 return
             except BufferError:  # the local queue is full: wait for deliveries, then retry
+                if time.monotonic() > deadline:
+                    raise _Overran("the deliveries of a full producer queue") from None
                 producer.poll(0.1)
+
+
+def _within(what: str, timeout_s: float, call: Callable[[], _T]) -> _T:
+    """``call()``, which passes ``timeout_s`` to librdkafka itself, on a thread of its own,
+    waited for up to ``timeout_s`` plus :data:`_GRACE_S`: :class:`_Overran` naming ``what`` if
+    it has not returned by then (the thread is left behind, ending when librdkafka returns)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name=f"streamwarden-kafka-{what}", daemon=True)
+    thread.start()
+    thread.join(timeout_s + _GRACE_S)
+    if not outcome:
+        raise _Overran(what)
+    returned, value = outcome[0]
+    if not returned:
+        raise value
+    return value  # type: ignore[no-any-return]
 
 
 def _group_metadata(client: dict[str, str], group: str) -> object:

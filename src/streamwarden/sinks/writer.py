@@ -8,7 +8,8 @@ their kinds, this is the one place that writes them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streamwarden.spark.jvm import java_message
 
@@ -17,10 +18,28 @@ if TYPE_CHECKING:
 
     from streamwarden.sinks.base import BatchSink
 
-__all__ = ["BatchWriter", "Output", "Prepare"]
+__all__ = ["BatchWriter", "Output", "Prepare", "SinkNote"]
 
 #: One output of a batch: the sink, and how to select its rows from the operator's output.
 Output = tuple["BatchSink", Callable[["DataFrame"], "DataFrame"]]
+
+
+@dataclass(frozen=True)
+class SinkNote:
+    """What a sink saw while writing a batch that a person should know, the batch written all
+    the same: the monitor makes it a finding of the batch (``kind`` is the finding's kind). A
+    sink that takes notes has ``take_notes() -> list[SinkNote]``, which empties them."""
+
+    kind: str
+    sink: str
+    batch_id: int
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+#: How many batches' notes a writer keeps for the monitor to take (a run without a monitor
+#: takes none, and the oldest go).
+NOTED_BATCHES = 16
 
 
 class Prepare(Protocol):
@@ -55,6 +74,15 @@ class BatchWriter:
         #: ``foreachBatch`` as "an exception was raised by the Python Proxy" with a Python
         #: traceback, so the runner reports this instead.
         self.failure: str | None = None
+        #: The exception of that failure: a sink that knows a restart cannot help raises a
+        #: streamwarden error that is not ``restartable``, and the runner keeps its class.
+        self.error: Exception | None = None
+        #: The sinks' notes of the newest batches written (:data:`NOTED_BATCHES`), by batch.
+        self._notes: dict[int, list[SinkNote]] = {}
+
+    def notes_of(self, batch_id: int) -> list[SinkNote]:
+        """The sinks' notes of one batch written (a :class:`SinkNote` each), taken once."""
+        return self._notes.pop(batch_id, [])
 
     def close(self) -> None:
         """Called by the runner when the query has ended, failed or not."""
@@ -66,6 +94,7 @@ class BatchWriter:
             self._write(combined, batch_id)
         except Exception as exc:
             self.failure = f"batch {batch_id}: {java_message(exc)}"
+            self.error = exc
             raise
 
     def _write(self, combined: DataFrame, batch_id: int) -> None:
@@ -75,5 +104,18 @@ class BatchWriter:
             computed = [sink.write_batch(select(rows), batch_id) for sink, select in self.outputs]
             if not any(computed):
                 combined.write.format("noop").mode("overwrite").save()
+            self._keep_notes(batch_id)
         finally:
             combined.unpersist()
+
+    def _keep_notes(self, batch_id: int) -> None:
+        notes = [
+            note
+            for sink, _ in self.outputs
+            if (take := getattr(sink, "take_notes", None)) is not None
+            for note in take()
+        ]
+        if notes:
+            self._notes[batch_id] = notes
+            for old in sorted(self._notes)[:-NOTED_BATCHES]:
+                del self._notes[old]

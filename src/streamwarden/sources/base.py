@@ -14,7 +14,7 @@ pyspark nor the config, so that the config (layers up) can assemble itself from 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import SerializeAsAny
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
+    "SKIPPED_METRIC",
     "SOURCE_KEY",
     "SOURCE_KINDS",
     "SOURCE_NAME",
@@ -49,6 +50,12 @@ SOURCE_NAME = "source_name"
 #: Optional column of a source's records: where the record was read (``topic pageviews
 #: partition 2 offset 1234``), added to the detail of a record that fails validation.
 SOURCE_POSITION = "source_position"
+
+
+#: A source's metric (in a batch's progress, beside Spark's own) of the offsets the batch
+#: skipped that its start and end offsets do not show (a Kafka topic made again); the
+#: monitoring adds it to the batch's ``offsets_skipped``.
+SKIPPED_METRIC = "streamwarden.offsetsSkippedBefore"
 
 
 class Source(Protocol):
@@ -104,6 +111,14 @@ class Source(Protocol):
     def after_batch(self, settings: KindSettings, context: RunContext) -> None:
         """Upkeep of the source's part of the checkpoint after each batch of a run (e.g.
         pruning a log Spark has just compacted); it must cost little when there is none."""
+        ...
+
+    def account(
+        self, settings: KindSettings, context: RunContext, progress: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A batch's progress, before it is reported, with what the source knows that Spark's
+        progress does not show (offsets it skipped: Kafka's ``offsets_skipped``); called after
+        each batch, it must cost little when there is nothing to add."""
         ...
 
     def sweep(self, settings: KindSettings, context: RunContext) -> list[str]:

@@ -124,6 +124,11 @@ class FilesSource:
     def after_batch(self, settings: KindSettings, context: RunContext) -> None:
         self._prune_log(context)
 
+    def account(
+        self, settings: KindSettings, context: RunContext, progress: dict[str, Any]
+    ) -> dict[str, Any]:
+        return progress
+
     def _prune_log(self, context: RunContext, *, force: bool = False) -> None:
         """Prunes Spark's log of the files read, once per compact file Spark writes, or at once
         with ``force``."""

@@ -12,14 +12,16 @@ them to a consumer group): a restart from a checkpoint reads exactly what follow
 retention deleted records the checkpoint still expects, the query fails with Spark's data-loss
 error, which the run reports as one line (``fail_on_data_loss = true``, the default); with
 ``fail_on_data_loss = false`` it goes on, and every batch that skipped offsets is counted and
-reported (``monitoring``: ``offsets_skipped``) instead of passing in silence.
+reported (``monitoring``: ``offsets_skipped``) instead of passing in silence; so are the
+records of a topic deleted and made again under the same name that the checkpoint's offsets
+resume past (:mod:`streamwarden.sources.kafka_topics`).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
@@ -34,11 +36,21 @@ from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
 from streamwarden.settings.kafka import KafkaConfig, refuse_literal_secrets
 from streamwarden.sources.base import SOURCE_KEY, SOURCE_KINDS, SOURCE_POSITION, SOURCE_TIME
+from streamwarden.sources.kafka_topics import (
+    TopicsSeen,
+    account_recreated,
+    check_recreated,
+    offsets_by_partition,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["KafkaSource", "KafkaSourceSettings", "kafka_records"]
+__all__ = ["NO_KAFKA_TIMESTAMP", "KafkaSource", "KafkaSourceSettings", "kafka_records"]
+
+#: A Kafka record's timestamp when it has none (``RecordBatch.NO_TIMESTAMP``): with
+#: ``event_time = "kafka_timestamp"`` such a record has no event time (``invalid_timestamp``).
+NO_KAFKA_TIMESTAMP = -1
 
 
 class KafkaSourceSettings(KindSettings):
@@ -192,7 +204,25 @@ class KafkaSource:
         return kafka_records(reader.load(), source).limit(limit)
 
     def before_start(self, settings: KindSettings, context: RunContext) -> None:
-        return None
+        """Notes a topic deleted and made again since the last start (or refuses to start over
+        it, with ``fail_on_data_loss``): :mod:`streamwarden.sources.kafka_topics`."""
+        source, kafka = _own(settings), _cluster(context)
+        check_recreated(
+            kafka.librdkafka_options(),
+            kafka.connect_timeout_s,
+            TopicsSeen.path(context.checkpoint, context.source_index),
+            offsets_by_partition(_resume_offsets(context)),
+            list(source.topics or ()),
+            source.fail_on_data_loss,
+        )
+
+    def account(
+        self, settings: KindSettings, context: RunContext, progress: dict[str, Any]
+    ) -> dict[str, Any]:
+        kafka = _cluster(context)
+        path = TopicsSeen.path(context.checkpoint, context.source_index)
+        client, timeout = kafka.librdkafka_options(), kafka.connect_timeout_s
+        return account_recreated(client, timeout, path, context.source_index, progress)
 
     def after_batch(self, settings: KindSettings, context: RunContext) -> None:
         return None
@@ -207,6 +237,14 @@ class KafkaSource:
         return f"kafka topics matching {source.topic_pattern!r}"
 
     def advice(self, settings: KindSettings, cause: str) -> str | None:
+        if "UnknownTopicOrPartitionException" in cause:  # Spark asked for a topic's offsets
+            return (
+                f"a topic of the source ({_topics_shown(_own(settings))}) was deleted while the "
+                "pipeline read it: its records, and the offsets the checkpoint holds in it, are "
+                "gone, and no restart brings them back. To go on, create the topic again and "
+                "run again with source.fail_on_data_loss = false (the offsets read past are "
+                "counted and reported); to start over, use a new checkpoint.path and new sinks"
+            )
         signs = ("KAFKA_DATA_LOSS", "Some data may have been lost", "OffsetOutOfRangeException")
         if not any(sign in cause for sign in signs):
             return None
@@ -272,6 +310,16 @@ def _by_topic(offsets: dict[tuple[str, int], int]) -> str:
     return json.dumps(out)
 
 
+def _resume_offsets(context: RunContext) -> str | None:
+    """The source's offsets in the checkpoint's newest ``offsets/N``: where the query reads on
+    from (None: no batch planned yet)."""
+    folder = context.checkpoint / "offsets"
+    planned = [int(f.name) for f in folder.glob("[0-9]*")] if folder.is_dir() else []
+    if not planned:
+        return None
+    return _source_line(folder / str(max(planned)), 2 + context.source_index)
+
+
 def _source_line(path: Path, header: int = 2) -> str | None:
     """The records source's offsets (JSON) in a checkpoint log file: the line after the
     ``header`` lines (``offsets/N``: version and metadata; the source's own log: version)."""
@@ -285,8 +333,8 @@ def kafka_records(frame: DataFrame, settings: KafkaSourceSettings) -> DataFrame:
     """The source's records from rows of Spark's Kafka source (``key``, ``value`` binary,
     ``topic``, ``partition``, ``offset``, ``timestamp``): ``raw`` is the value's bytes as they
     are (a value that is not UTF-8 is then ``invalid_utf8``, its bytes kept), the position names
-    the record, and the Kafka timestamp is the event time, and its key the value of the key
-    field, when so configured."""
+    the record, and the Kafka timestamp is the event time (none for Kafka's "no timestamp", -1),
+    and its key the value of the key field, when so configured."""
     from pyspark.sql import functions as F
 
     where = ("topic", "partition", "offset")
@@ -303,7 +351,9 @@ def kafka_records(frame: DataFrame, settings: KafkaSourceSettings) -> DataFrame:
         position.alias(SOURCE_POSITION),
     ]
     if settings.event_time == "kafka_timestamp":
-        columns.append(F.unix_millis("timestamp").alias(SOURCE_TIME))
+        # -1 is Kafka's "no timestamp" (RecordBatch.NO_TIMESTAMP), not 1969: no time at all
+        stamp = F.unix_millis("timestamp")
+        columns.append(F.when(stamp != NO_KAFKA_TIMESTAMP, stamp).alias(SOURCE_TIME))
     if settings.key == "kafka_key":
         columns.append(F.col("key").cast("string").alias(SOURCE_KEY))
     return frame.select(*columns)
@@ -317,6 +367,12 @@ def _key_text(key: Column) -> Column:
     text = F.try_validate_utf8(key.cast("string"))
     one_line = F.regexp_replace(F.base64(key), r"[\r\n]", "")  # Spark's base64 is MIME-wrapped
     return F.coalesce(text, F.concat(F.lit("base64:"), one_line))
+
+
+def _topics_shown(source: KafkaSourceSettings) -> str:
+    if source.topics is not None:
+        return ", ".join(repr(t) for t in source.topics)
+    return f"matching {source.topic_pattern!r}"
 
 
 def _own(settings: KindSettings) -> KafkaSourceSettings:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import reduce
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from streamwarden.settings.base import KindSettings
 from streamwarden.settings.context import RunContext
@@ -132,6 +132,13 @@ class Several:
     def after_batch(self, settings: KindSettings, context: RunContext) -> None:
         for _, source, own, ctx in self.each(settings, context):
             source.after_batch(own, ctx)
+
+    def account(
+        self, settings: KindSettings, context: RunContext, progress: dict[str, Any]
+    ) -> dict[str, Any]:
+        for _, source, own, ctx in self.each(settings, context):
+            progress = source.account(own, ctx, progress)
+        return progress
 
     def sweep(self, settings: KindSettings, context: RunContext) -> list[str]:
         lines = []

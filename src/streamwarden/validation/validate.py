@@ -154,6 +154,7 @@ def validate_records(
     _check_rules(typed, schema)
     key = F.col(schema.key).cast("string")
     valid_utf8 = F.is_valid_utf8("_raw")
+    failure = _failure(schema, rules, key, valid_utf8, raw.sparkSession, source_key, source_time)
     checked = typed.select(
         *(F.col(f"`{f.name}`") for f in schema.struct.fields),
         # a record that is not UTF-8 text keeps its exact bytes, in base64 (its reason says so)
@@ -165,7 +166,7 @@ def validate_records(
         TS_MS,
         F.octet_length("_raw").cast("long").alias(SIZE),
         IS_TICK,
-        _failure(schema, rules, key, valid_utf8, raw.sparkSession, source_key).alias("_failure"),
+        failure.alias("_failure"),
         "_position",
         "_quarantined",
     )
@@ -243,6 +244,7 @@ def _failure(
     valid_utf8: Column,
     spark: SparkSession,
     source_key: bool,
+    source_time: bool,
 ) -> Column:
     """A struct(reason, detail) for the first failed check, or null when all pass."""
     size = F.octet_length("_raw")
@@ -296,6 +298,7 @@ def _failure(
                 f" characters, over max_key_length {rules.max_key_length}",
             ),
         ),
+        *(_source_time_checks() if source_time else []),
         (
             ts_ms.isNull() | (ts_ms < MIN_EVENT_MS) | (ts_ms > MAX_EVENT_MS),
             Reason.INVALID_TIMESTAMP,
@@ -375,6 +378,20 @@ def _failure(
             outcome = F.struct(F.lit(reason.value).alias("reason"), detail.alias("detail"))
         result = F.when(F.coalesce(condition, F.lit(False)), outcome).otherwise(result)
     return result
+
+
+def _source_time_checks() -> list[tuple[Column, Reason | None, Column | None]]:
+    """The event time the source gives (a Kafka record's timestamp): null when it has none."""
+    return [
+        (
+            F.col(TS_MS).isNull(),
+            Reason.INVALID_TIMESTAMP,
+            F.lit(
+                "the record has no event time: the source gave none (a Kafka timestamp of -1 "
+                "is Kafka's 'no timestamp')"
+            ),
+        )
+    ]
 
 
 def _source_key_checks(schema: Schema) -> list[tuple[Column, Reason | None, Column | None]]:

@@ -281,6 +281,7 @@ public final class PatternPlan implements Serializable {
               + back + "; a loop goes back to an optional stage at or before it, or is -1");
         }
       }
+      refuseGreedyEnd(stages);
       List<String> fields = new ArrayList<>();
       for (JsonNode f : root.path("fields")) {
         fields.add(f.asText());
@@ -297,6 +298,19 @@ public final class PatternPlan implements Serializable {
           root.path("keep_empty_state").asBoolean(false));
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("bad pattern plan: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * A greedy loop cannot end a pattern, as Flink SQL's {@code MATCH_RECOGNIZE} refuses a greedy
+   * quantifier at the end: Flink CEP's answer for one changed between versions (the longest
+   * run at commit 01676656, every prefix now), so no answer here would be Flink's.
+   */
+  private static void refuseGreedyEnd(List<Stage> stages) {
+    Stage last = stages.isEmpty() ? null : stages.get(stages.size() - 1);
+    if (last != null && last.greedy) {
+      throw new IllegalArgumentException("stage '" + last.name + "': a greedy loop cannot end "
+          + "a pattern, as in Flink SQL; follow it with a stage, or drop greedy()");
     }
   }
 
