@@ -15,6 +15,7 @@ from tests.pipeline.test_pattern_pipeline import BATCHES, PATTERNS, RECORDS
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.soak  # 30 s; the default run writes Kafka topics with sessions (test_kafka_pipeline)
 def test_a_pattern_pipeline_writes_its_matches_timeouts_and_dead_letters_to_topics(
     spark, kafka_broker, workdir
 ):

@@ -6,8 +6,9 @@ missing topic is one clear line instead of a query that retries and then fails i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from streamwarden.errors import ConfigError, UnreachableError
 
@@ -21,6 +22,8 @@ __all__ = [
     "require_topics",
     "topic_ids",
 ]
+
+T = TypeVar("T")
 
 #: The broker's own topics, which a consumer subscribed by pattern never reads (Kafka's
 #: ``exclude.internal.topics``, on by default).
@@ -106,9 +109,10 @@ def partition_offsets(
         futures = admin.list_offsets({tp: spec for tp in wanted}, request_timeout=timeout_s)
         return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
 
+    deadline = time.monotonic() + timeout_s
     try:
-        low = offsets(OffsetSpec.earliest())  # type: ignore[no-untyped-call]
-        high = offsets(OffsetSpec.latest())  # type: ignore[no-untyped-call]
+        low = _retrying(lambda: offsets(OffsetSpec.earliest()), deadline)  # type: ignore[no-untyped-call]
+        high = _retrying(lambda: offsets(OffsetSpec.latest()), deadline)  # type: ignore[no-untyped-call]
     except KafkaException as exc:
         servers = client.get("bootstrap.servers", "?")
         raise UnreachableError(
@@ -117,6 +121,23 @@ def partition_offsets(
             f"({error_text(exc)}); check that the broker is up and the topics readable"
         ) from None
     return {tp: (low[tp], high[tp]) for tp in low}
+
+
+def _retrying(call: Callable[[], T], deadline: float) -> T:
+    """``call()``, asked again while it fails with an error confluent-kafka marks retriable and
+    ``deadline`` (``time.monotonic()``) has not passed: a partition whose leader is still being
+    elected (a topic just made, a broker just back) answers NOT_LEADER for a moment."""
+    from confluent_kafka import KafkaException
+
+    while True:
+        try:
+            return call()
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            retriable = getattr(error, "retriable", None)
+            if not (callable(retriable) and retriable()) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.2)
 
 
 def topic_ids(client: Mapping[str, str], topics: list[str], timeout_s: float) -> dict[str, str]:
